@@ -1,0 +1,247 @@
+"""The child process: imports a submission's modules and serves the parent's requests.
+
+Started by :mod:`autograder.sandbox` as ``python -I -c <bootstrap>`` with a copy of this
+package on ``sys.path`` and nothing else of the kit. It applies its resource limits,
+imports torch *before* the submission folder is put first on ``sys.path`` (so a
+student's ``torch.py`` cannot shadow it), and then answers one request at a time on
+the pipe pair it was given:
+
+``hello``                              -> versions and pid
+``import {module}``                    -> a ref to the student's module
+``getattr {ref, name}``                -> the attribute (plain data, tensor or a new ref)
+``call {ref, args, kwargs}``           -> the call's return value
+``callmethod {ref, name, args, kwargs}`` -> ``getattr`` + ``call`` in one round trip
+``list {ref}``                         -> ``list(obj)`` (bounded)
+``seed {seed}``                        -> seeds torch, random and numpy
+``reset``                              -> drops every ref
+``task {name, args, kwargs}``          -> a kit-provided routine of :mod:`.tasks`
+
+Everything that goes wrong inside student code comes back as an error record
+(``kind`` in missing_file, syntax_error, import_error, not_implemented, system_exit,
+exception, encode_error) with only the submission's own traceback frames. Nothing
+the child says is trusted by the parent: it is decoded as data and checked there.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import itertools
+import json
+import os
+import random
+import resource
+import signal
+import sys
+import traceback
+
+from . import wire
+
+MAX_TEXT = 4000
+MAX_LIST = 10_000
+
+
+class Server:
+    """Holds the refs handed to the parent and dispatches requests."""
+
+    def __init__(self, submission: str):
+        self.submission = os.path.realpath(submission)
+        self.refs: dict[int, object] = {}
+        self.next_id = itertools.count(1)
+
+    # -- values ---------------------------------------------------------------
+    def make_ref(self, obj) -> dict:
+        ref_id = next(self.next_id)
+        self.refs[ref_id] = obj
+        kind = type(obj)
+        mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))]
+        return {"t": "ref", "id": ref_id, "type": mro[0], "mro": mro[:12], "callable": callable(obj)}
+
+    def decode(self, value, tensors):
+        def proxy(rec):
+            if rec["id"] not in self.refs:
+                raise KeyError(f"unknown handle {rec['id']}")
+            return self.refs[rec["id"]]
+
+        out = wire.decode(value, tensors, proxy)
+        return out
+
+    def decode_args(self, req, tensors):
+        args = self.decode(req.get("args", {"t": "tuple", "v": []}), tensors)
+        kwargs = self.decode(req.get("kwargs", {"t": "dict", "v": []}), tensors)
+        return self._restore_grad(args), {k: self._restore_grad(v) for k, v in kwargs.items()}
+
+    def _restore_grad(self, value):
+        import torch
+
+        if isinstance(value, torch.Tensor) and wire.tensor_info(value).get("rg"):
+            return value.requires_grad_(True)
+        if isinstance(value, tuple):
+            return tuple(self._restore_grad(v) for v in value)
+        if isinstance(value, list):
+            return [self._restore_grad(v) for v in value]
+        return value
+
+    # -- requests ----------------------------------------------------------------
+    def handle(self, req: dict, tensors: dict):
+        op = req.get("op")
+        if op == "hello":
+            import torch
+
+            return {"pid": os.getpid(), "torch": str(torch.__version__), "python": sys.version.split()[0]}
+        if op == "import":
+            return importlib.import_module(_module_name(req.get("module")))
+        if op == "getattr":
+            return getattr(self.refs[req["ref"]], str(req["name"]))
+        if op == "call":
+            args, kwargs = self.decode_args(req, tensors)
+            return self.refs[req["ref"]](*args, **kwargs)
+        if op == "callmethod":
+            args, kwargs = self.decode_args(req, tensors)
+            return getattr(self.refs[req["ref"]], str(req["name"]))(*args, **kwargs)
+        if op == "list":
+            return list(itertools.islice(iter(self.refs[req["ref"]]), MAX_LIST))
+        if op == "seed":
+            seed_everything(int(req["seed"]))
+            return None
+        if op == "reset":
+            self.refs.clear()
+            gc.collect()
+            return None
+        if op == "task":
+            from . import tasks
+
+            args, kwargs = self.decode_args(req, tensors)
+            return tasks.run(str(req["name"]), *args, **kwargs)
+        raise ValueError(f"unknown op {op!r}")
+
+    def error_record(self, exc: BaseException, op: str | None, module: str | None) -> dict:
+        rec = {
+            "kind": "exception",
+            "type": type(exc).__name__,
+            "message": _text(exc),
+            "trace": self.student_frames(exc),
+        }
+        if isinstance(exc, NotImplementedError):
+            rec["kind"] = "not_implemented"
+        elif isinstance(exc, SystemExit):
+            rec["kind"] = "system_exit"
+            rec["message"] = f"the code called sys.exit({_text(exc.code)})"
+        elif isinstance(exc, SyntaxError):
+            rec.update(kind="syntax_error", filename=os.path.basename(str(exc.filename or "")),
+                       lineno=exc.lineno, offset=exc.offset, text=(exc.text or "").rstrip()[:200],
+                       message=_text(exc.msg))
+        elif isinstance(exc, ModuleNotFoundError) and op == "import" and exc.name and \
+                not os.path.exists(os.path.join(self.submission, exc.name.split(".")[0] + ".py")) and \
+                _is_plain_name(exc.name):
+            rec.update(kind="missing_file", missing=exc.name, importer=module)
+        elif isinstance(exc, wire.EncodeError):
+            rec["kind"] = "encode_error"
+        elif op == "import":
+            rec["kind"] = "import_error"
+        return rec
+
+    def student_frames(self, exc: BaseException) -> list:
+        frames = []
+        try:
+            for fs in traceback.extract_tb(exc.__traceback__):
+                path = os.path.realpath(fs.filename)
+                if path.startswith(self.submission + os.sep):
+                    frames.append({"file": os.path.relpath(path, self.submission), "line": fs.lineno,
+                                   "func": fs.name, "code": (fs.line or "")[:200]})
+        except Exception:
+            pass
+        return frames[-8:]
+
+
+def _is_plain_name(name: str) -> bool:
+    return name.isidentifier() and name not in sys.builtin_module_names
+
+
+def _module_name(name) -> str:
+    if not isinstance(name, str) or not all(part.isidentifier() for part in name.split(".")):
+        raise ValueError(f"bad module name {name!r}")
+    return name
+
+
+def _text(obj) -> str:
+    try:
+        text = str(obj)
+    except BaseException:  # a student exception whose __str__ fails
+        text = "<unprintable>"
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " ...[truncated]"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed torch, random and numpy (if present) for a deterministic call."""
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed(seed % (2**32))
+
+
+def apply_limits(limits: dict) -> None:
+    """Apply rlimits to this process (inherited by anything it starts)."""
+    table = {
+        "memory_bytes": resource.RLIMIT_DATA,
+        "cpu_seconds": resource.RLIMIT_CPU,
+        "file_bytes": resource.RLIMIT_FSIZE,
+        "nproc": resource.RLIMIT_NPROC,
+        "open_files": resource.RLIMIT_NOFILE,
+    }
+    for key, which in table.items():
+        value = limits.get(key)
+        if value:
+            try:
+                resource.setrlimit(which, (int(value), int(value)))
+            except (ValueError, OSError):
+                pass
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # A write past the file-size cap raises an error in the writer instead of killing us.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def main(argv: list[str]) -> None:
+    """Entry point: ``main([in_fd, out_fd, submission_dir, limits_json])``."""
+    in_fd, out_fd = int(argv[0]), int(argv[1])
+    submission = argv[2]
+    apply_limits(json.loads(argv[3]))
+    import torch  # imported before the submission is on sys.path
+
+    torch.set_num_threads(1)
+    import safetensors.torch  # noqa: F401  (before the submission can shadow it)
+
+    sys.path[:] = [p for p in sys.path if p and "_tkit_runtime" not in p]
+    sys.path.insert(0, submission)
+    sys.dont_write_bytecode = True
+    server = Server(submission)
+    while True:
+        try:
+            req, tensors = wire.read_message(in_fd)
+        except EOFError:
+            os._exit(0)
+        if req.get("op") == "exit":
+            os._exit(0)
+        enc = wire.Encoder(server.make_ref)
+        try:
+            result = server.handle(req, tensors)
+            reply = {"id": req.get("id"), "ok": True, "value": enc.encode(result)}
+        except BaseException as exc:  # student code may raise anything, SystemExit included
+            enc = wire.Encoder(server.make_ref)
+            reply = {"id": req.get("id"), "ok": False,
+                     "error": server.error_record(exc, req.get("op"), req.get("module"))}
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        try:
+            message = wire.pack(reply, enc.tensors)
+        except BaseException as exc:
+            message = wire.pack({"id": req.get("id"), "ok": False,
+                                 "error": {"kind": "encode_error", "type": type(exc).__name__,
+                                           "message": _text(exc), "trace": []}})
+        wire.write_all(out_fd, message)

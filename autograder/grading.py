@@ -1,0 +1,207 @@
+"""Grading one submission: prepare its folder, run the suites under pytest, return results.
+
+:func:`grade_submission` is what ``tkit grade`` and ``tkit check`` call for each
+submission. It runs :func:`pytest.main` in this process with the kit's plugin and
+its own ini file, with conftest files, the cache provider, third-party plugin
+autoloading and ``PYTEST_ADDOPTS`` switched off, so nothing in the submission or the
+environment changes how the trusted parent runs. Student code runs only in the
+child the plugin starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import exercises, paths
+from autograder.plugin import write_json_atomic
+
+MAX_ZIP_BYTES = 64 * 1024**2
+MAX_ZIP_FILES = 2000
+
+
+class SubmissionFormatError(ValueError):
+    """The submission path is not a folder, .zip or notebook the kit can grade."""
+
+
+def suite_files(visibility=("public", "hidden"), names=None) -> list[Path]:
+    """The suite files to run, in exercise order: ``suites/<vis>/test_<exercise>.py``."""
+    selected = list(names) if names else list(exercises.NAMES)
+    for name in selected:
+        exercises.get(name)  # ValueError on an unknown name
+    files = []
+    for name in exercises.NAMES:
+        if name not in selected:
+            continue
+        for vis in ("public", "hidden"):
+            path = paths.suites_dir() / vis / f"test_{name}.py"
+            if vis in visibility and path.is_file():
+                files.append(path)
+    return files
+
+
+@contextlib.contextmanager
+def _clean_pytest_env():
+    saved = {k: os.environ.get(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    os.environ.pop("PYTEST_PLUGINS", None)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None, seed: int | None = None,
+               lang: str | None = None, call_timeout: float | None = None, time_limit: float | None = None,
+               verbose: bool = False) -> dict:
+    """Run the suites on a prepared submission folder; returns the results dict."""
+    from autograder import plugin
+
+    files = suite_files(visibility, names)
+    if not files:
+        raise ValueError("no test suites selected")
+    args = [str(f) for f in files] + [
+        "-c", str(paths.suites_dir() / "pytest.ini"), "--rootdir", str(paths.suites_dir()),
+        "-p", "autograder.plugin", "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise",
+        "--submission", str(submission), "-q", "--tb=no", "-W", "ignore",
+    ]
+    if seed is not None:
+        args += ["--tkit-seed", str(seed)]
+    if lang:
+        args += ["--tkit-lang", lang]
+    if call_timeout:
+        args += ["--tkit-call-timeout", str(call_timeout)]
+    if time_limit:
+        args += ["--tkit-time-limit", str(time_limit)]
+    grabber = _ResultGrabber()
+    sink = io.StringIO()
+    with _clean_pytest_env():
+        if verbose:
+            code = pytest.main(args, plugins=[grabber])
+        else:
+            with contextlib.redirect_stdout(sink):
+                code = pytest.main(args, plugins=[grabber])
+    if grabber.results is None:
+        raise RuntimeError(f"the test suites did not run (pytest exit code {code}):\n{sink.getvalue()[-3000:]}")
+    return grabber.results
+
+
+class _ResultGrabber:
+    """Takes the results from the plugin's session at the end of the run."""
+
+    results: dict | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        sess = session.config.stash.get(plugin_key(), None)
+        if sess is not None:
+            self.results = sess.results
+
+
+def plugin_key():
+    from autograder.plugin import SESSION_KEY
+
+    return SESSION_KEY
+
+
+@contextlib.contextmanager
+def prepared(path: Path):
+    """Yield a folder holding the submission's modules: the folder itself, or a
+    temporary one with a .zip's (or notebooks') contents. Raises SubmissionFormatError."""
+    path = Path(path)
+    if path.is_dir():
+        notebooks = sorted(path.glob("*.ipynb"))
+        if notebooks and not any((path / f"{nb.stem}.py").exists() for nb in notebooks):
+            with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
+                _copy_with_notebooks(path, Path(tmp))
+                yield Path(tmp)
+            return
+        yield path
+    elif path.suffix == ".zip" and path.is_file():
+        with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
+            extract_zip(path, Path(tmp))
+            yield _submission_root(Path(tmp))
+    elif path.suffix == ".ipynb" and path.is_file():
+        with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
+            _convert_notebook(path, Path(tmp) / f"{path.stem}.py")
+            yield Path(tmp)
+    elif not path.exists():
+        raise SubmissionFormatError(f"submission {path} does not exist")
+    else:
+        raise SubmissionFormatError(f"submission {path} is not a folder, a .zip or a .ipynb file")
+
+
+def _copy_with_notebooks(src: Path, dest: Path) -> None:
+    for entry in src.iterdir():
+        if entry.suffix == ".py" and entry.is_file():
+            shutil.copyfile(entry, dest / entry.name)
+        elif entry.suffix == ".ipynb" and entry.is_file():
+            _convert_notebook(entry, dest / f"{entry.stem}.py")
+
+
+def _convert_notebook(nb_path: Path, out: Path) -> None:
+    try:
+        from autograder import notebooks
+    except ImportError:
+        raise SubmissionFormatError(f"{nb_path.name}: notebook submissions are not supported yet") from None
+    out.write_text(notebooks.notebook_to_source(nb_path), encoding="utf-8")
+
+
+def _submission_root(folder: Path) -> Path:
+    """The folder inside an extracted zip that holds the modules (zips often wrap one folder)."""
+    names = set(exercises.NAMES)
+    candidates = [folder] + sorted(p for p in folder.rglob("*") if p.is_dir() and "__MACOSX" not in p.parts)
+    best = max(candidates, key=lambda d: sum((d / f"{n}.py").is_file() for n in names))
+    return best
+
+
+def extract_zip(zip_path: Path, dest: Path) -> None:
+    """Extract ``.py``/``.ipynb`` members safely (no absolute paths, no ``..``, no links,
+    bounded size and count). Raises SubmissionFormatError on a bad archive."""
+    try:
+        with zipfile.ZipFile(zip_path) as zf:
+            members = zf.infolist()
+            if len(members) > MAX_ZIP_FILES:
+                raise SubmissionFormatError(f"{zip_path.name}: more than {MAX_ZIP_FILES} files")
+            total = 0
+            for info in members:
+                name = info.filename
+                if info.is_dir() or not name.endswith((".py", ".ipynb")):
+                    continue
+                parts = Path(name).parts
+                if name.startswith("/") or ".." in parts or (info.external_attr >> 16) & 0o170000 == 0o120000:
+                    raise SubmissionFormatError(f"{zip_path.name}: unsafe member {name!r}")
+                total += info.file_size
+                if total > MAX_ZIP_BYTES:
+                    raise SubmissionFormatError(f"{zip_path.name}: more than {MAX_ZIP_BYTES // 2**20} MB unpacked")
+                target = dest.joinpath(*parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out)
+                if target.suffix == ".ipynb":
+                    _convert_notebook(target, target.with_suffix(".py"))
+    except zipfile.BadZipFile as exc:
+        raise SubmissionFormatError(f"{zip_path.name}: not a valid zip file ({exc})") from None
+
+
+def grade_submission(path: Path, out_dir: Path | None = None, **options) -> dict:
+    """Grade the submission at ``path`` (folder, .zip or .ipynb) and, with ``out_dir``,
+    write ``out_dir/results.json``. ``options`` go to :func:`run_suites`."""
+    with prepared(Path(path)) as folder:
+        results = run_suites(folder, **options)
+    results["extra_data"]["submission"] = str(path)
+    if out_dir is not None:
+        write_json_atomic(Path(out_dir) / "results.json", results)
+    return results

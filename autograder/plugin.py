@@ -1,0 +1,310 @@
+"""The pytest plugin that grades one submission (``-p autograder.plugin``).
+
+Options: ``--submission DIR`` (required to grade), ``--tkit-seed N`` (hidden tests'
+randomness; recorded in the results), ``--tkit-results FILE`` (results.json),
+``--tkit-lang en|ko``, ``--tkit-call-timeout S``, ``--tkit-time-limit S``.
+
+Markers:
+    ``exercise(name)``  the exercise a test belongs to (usually a module-level ``pytestmark``);
+    ``points(n)``       the points a test is worth;
+    ``visibility(v)``   ``public`` or ``hidden``; by default the suite folder's name.
+
+Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
+``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
+derived from the run's seed and the test's id), ``rng`` (a ``torch.Generator`` seeded
+with it), ``partial`` (award a fraction of the points from a passing test).
+
+The results follow Gradescope's results.json schema (``score``, ``execution_time``,
+``output``, ``tests[]`` with ``name``, ``score``, ``max_score``, ``status``, ``output``,
+``visibility``, ``tags`` whose first entry is the exercise), with the kit's extras in
+``extra_data``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+
+from autograder import __version__, exercises, testing
+from autograder.i18n import _, set_language
+from autograder.remote import RemoteImpl, SubmissionError
+from autograder.sandbox import Limits
+
+SESSION_KEY = pytest.StashKey["GradingSession"]()
+VISIBILITY = {"public": "visible", "hidden": "after_published"}
+MAX_TEST_OUTPUT = 6000
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tkit", "transformer-kit grading")
+    group.addoption("--submission", dest="tkit_submission", default=None,
+                    help="folder of the submission to grade")
+    group.addoption("--tkit-seed", dest="tkit_seed", type=int, default=None,
+                    help="seed of the hidden tests' random inputs (default: a fresh one)")
+    group.addoption("--tkit-results", dest="tkit_results", default=None, help="write results.json here")
+    group.addoption("--tkit-lang", dest="tkit_lang", default=None, help="en or ko")
+    group.addoption("--tkit-call-timeout", dest="tkit_call_timeout", type=float, default=None,
+                    help="seconds one call into the submission may take")
+    group.addoption("--tkit-time-limit", dest="tkit_time_limit", type=float, default=900.0,
+                    help="seconds the whole submission may take")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "exercise(name): the exercise this test grades")
+    config.addinivalue_line("markers", "points(n): points this test is worth")
+    config.addinivalue_line("markers", "visibility(v): public or hidden (default: the suite folder)")
+    submission = config.getoption("tkit_submission", None)
+    if submission:
+        limits = Limits()
+        if config.getoption("tkit_call_timeout"):
+            limits.call_timeout = config.getoption("tkit_call_timeout")
+        session = GradingSession(
+            Path(submission), seed=config.getoption("tkit_seed"), limits=limits,
+            results_path=config.getoption("tkit_results"), lang=config.getoption("tkit_lang"),
+            time_limit=config.getoption("tkit_time_limit"))
+        config.stash[SESSION_KEY] = session
+        config.pluginmanager.register(session, "tkit-grading-session")
+
+
+def _session(request) -> "GradingSession":
+    try:
+        return request.config.stash[SESSION_KEY]
+    except KeyError:
+        pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+
+
+@pytest.fixture
+def student(request):
+    """The submission under test (runs in a child process)."""
+    return _session(request).remote
+
+
+@pytest.fixture
+def reference():
+    """The reference solutions (trusted, loaded in this process)."""
+    from autograder import variants
+
+    return variants.reference()
+
+
+@pytest.fixture
+def seed(request) -> int:
+    """This test's seed: the run's seed mixed with the test's id."""
+    return _session(request).test_seed(request.node.nodeid)
+
+
+@pytest.fixture
+def rng(seed):
+    """A torch.Generator seeded with this test's seed."""
+    import torch
+
+    return torch.Generator().manual_seed(seed)
+
+
+class PartialCredit:
+    """Lets a passing test award a fraction of its points (``award(0.5, "why")``)."""
+
+    def __init__(self):
+        self.fraction = 1.0
+        self.note = ""
+
+    def award(self, fraction: float, note: str = "") -> None:
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"fraction must be within [0, 1], got {fraction}")
+        self.fraction = fraction
+        self.note = note
+
+
+@pytest.fixture
+def partial(request) -> PartialCredit:
+    """Partial credit for this test (see :class:`PartialCredit`)."""
+    credit = PartialCredit()
+    _session(request).partials[request.node.nodeid] = credit
+    return credit
+
+
+def _marker_arg(item, name):
+    marker = item.get_closest_marker(name)
+    return marker.args[0] if marker is not None and marker.args else None
+
+
+class GradingSession:
+    """Collects one submission's results while pytest runs the suites."""
+
+    def __init__(self, submission: Path, *, seed: int | None = None, limits: Limits | None = None,
+                 results_path: str | None = None, lang: str | None = None, time_limit: float = 900.0):
+        self.submission = submission
+        self.seed = seed if seed is not None else secrets.randbelow(2**31)
+        self.remote = RemoteImpl(submission, limits)
+        self.results_path = results_path
+        self.lang = lang
+        self.time_limit = time_limit
+        self.meta: dict[str, dict] = {}
+        self.records: dict[str, dict] = {}
+        self.partials: dict[str, PartialCredit] = {}
+        self.results: dict | None = None
+        self._t0 = time.monotonic()
+
+    def test_seed(self, nodeid: str) -> int:
+        digest = hashlib.sha256(f"{self.seed}:{nodeid}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+    # -- hooks -------------------------------------------------------------------
+    def pytest_sessionstart(self, session):
+        set_language(self.lang)
+        self._t0 = time.monotonic()
+        self.remote.deadline = self._t0 + self.time_limit
+        self.remote.start()
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        for item in items:
+            exercise = _marker_arg(item, "exercise")
+            points = _marker_arg(item, "points")
+            if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)):
+                raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers")
+            visibility = _marker_arg(item, "visibility") or Path(str(item.path)).parent.name
+            if visibility not in VISIBILITY:
+                raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
+            doc = (getattr(item.obj, "__doc__", None) or "").strip().splitlines()
+            self.meta[item.nodeid] = {"exercise": exercise, "points": float(points),
+                                      "visibility": visibility,
+                                      "description": doc[0] if doc else item.name}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        meta = self.meta.get(item.nodeid, {})
+        testing.CURRENT.exercise = meta.get("exercise")
+        testing.CURRENT.nodeid = item.nodeid
+        testing.CURRENT.seed = self.test_seed(item.nodeid)
+        self.remote.seed(testing.CURRENT.seed)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if item.nodeid not in self.meta:
+            return
+        if report.when == "call" or (report.failed and item.nodeid not in self.records) or \
+                (report.when == "setup" and report.skipped):
+            self.records[item.nodeid] = self._record(item, call, report)
+
+    def pytest_runtest_teardown(self, item):
+        self.remote.reset()
+        testing.CURRENT.exercise = None
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.remote.close()
+        self.results = self.build_results()
+        if self.results_path:
+            write_json_atomic(Path(self.results_path), self.results)
+
+    # -- results -----------------------------------------------------------------
+    def _record(self, item, call, report) -> dict:
+        meta = self.meta[item.nodeid]
+        points = meta["points"]
+        extra: dict = {"nodeid": item.nodeid, "duration": round(report.duration, 4)}
+        if report.passed:
+            credit = self.partials.get(item.nodeid)
+            fraction = credit.fraction if credit else 1.0
+            score = round(points * fraction, 4)
+            status = "passed" if fraction >= 1.0 else "failed"
+            output = credit.note if credit else ""
+        elif report.skipped:
+            score, status = 0.0, "failed"
+            output = _("this test was skipped: {reason}").format(reason=report.longrepr[-1]
+                                                                 if isinstance(report.longrepr, tuple) else "")
+        else:
+            score, status = 0.0, "failed"
+            output = self._explain(call.excinfo, extra)
+        if len(output) > MAX_TEST_OUTPUT:
+            output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
+        return {
+            "name": f"{meta['exercise']}: {meta['description']}",
+            "score": score,
+            "max_score": points,
+            "status": status,
+            "output": output,
+            "visibility": VISIBILITY[meta["visibility"]],
+            "tags": [meta["exercise"], meta["visibility"]],
+            "extra_data": extra,
+        }
+
+    def _explain(self, excinfo, extra: dict) -> str:
+        if excinfo is None:
+            return _("failed")
+        exc = excinfo.value
+        if isinstance(exc, testing.Mismatch):
+            if exc.mistake is not None:
+                extra["mistake"] = exc.mistake.id
+                extra["convention"] = exc.mistake.convention
+            return str(exc)
+        if isinstance(exc, SubmissionError):
+            extra["failure"] = exc.kind
+            text = exc.message
+            if exc.output.strip():
+                text += "\n" + _("Your code printed:") + "\n" + exc.output.rstrip()
+            return text
+        if isinstance(exc, AssertionError):
+            return str(exc) or _("failed")
+        extra["internal_error"] = "".join(traceback.format_exception(exc))[-4000:]
+        return _("the grader could not finish this test: {error}").format(error=f"{type(exc).__name__}: {exc}")
+
+    def build_results(self) -> dict:
+        tests = [self.records.get(nodeid) or self._not_run(nodeid) for nodeid in self.meta]
+        failing = {}
+        for t in tests:
+            if t["status"] == "failed":
+                failing[t["tags"][0]] = failing.get(t["tags"][0], 0) + 1
+        for t in tests:
+            if t["status"] != "failed":
+                continue
+            deps = [d for d in exercises.get(t["tags"][0]).depends if failing.get(d)]
+            if deps:
+                t["extra_data"]["failing_components"] = deps
+                t["output"] += "\n" + _("Note: this exercise uses your {deps}, which fail their own tests; "
+                                        "fix those first.").format(deps=", ".join(f"{d}.py" for d in deps))
+        per_exercise: dict[str, dict] = {}
+        for t in tests:
+            entry = per_exercise.setdefault(t["tags"][0], {"score": 0.0, "max_score": 0.0})
+            entry["score"] = round(entry["score"] + t["score"], 4)
+            entry["max_score"] = round(entry["max_score"] + t["max_score"], 4)
+        score = round(sum(t["score"] for t in tests), 4)
+        max_score = round(sum(t["max_score"] for t in tests), 4)
+        return {
+            "score": score,
+            "execution_time": round(time.monotonic() - self._t0, 3),
+            "output": _("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
+            "visibility": "visible",
+            "stdout_visibility": "hidden",
+            "tests": tests,
+            "extra_data": {
+                "kit_version": __version__,
+                "seed": self.seed,
+                "max_score": max_score,
+                "exercises": per_exercise,
+                "submission": str(self.submission),
+                "child": self.remote.info,
+            },
+        }
+
+    def _not_run(self, nodeid: str) -> dict:
+        meta = self.meta[nodeid]
+        return {"name": f"{meta['exercise']}: {meta['description']}", "score": 0.0,
+                "max_score": meta["points"], "status": "failed", "output": _("not run"),
+                "visibility": VISIBILITY[meta["visibility"]], "tags": [meta["exercise"], meta["visibility"]],
+                "extra_data": {"nodeid": nodeid}}
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write ``data`` as JSON through a temporary file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)

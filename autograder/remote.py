@@ -1,0 +1,283 @@
+"""The parent's view of a student's submission: :class:`RemoteImpl` and its proxies.
+
+``student.positional_encoding.PositionalEncoding(16)`` in a test sends ``import``,
+``getattr`` and ``call`` requests to the child and gives back a
+:class:`RemoteObject` handle; calling ``handle(x)`` sends ``x`` and returns the
+child's output decoded as a plain tensor. Nothing the child returns is executed
+or unpickled here: values are plain data, plain tensors or handles.
+
+Whatever goes wrong in the child becomes a :class:`SubmissionError` (an
+``AssertionError``, so the test fails) whose message a student can act on: a missing
+file, a syntax error with file and line, ``NotImplementedError``, an exception with
+the student's own frames, a crash (exit code or signal), a timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from autograder.child import wire
+from autograder.i18n import _
+from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
+
+MAX_RESPAWNS = 8
+
+
+class SubmissionError(AssertionError):
+    """A failure caused by the submission. ``kind`` is one of: missing_file,
+    syntax_error, import_error, not_implemented, system_exit, exception,
+    encode_error, crash, timeout, protocol, time_limit, gave_up.
+    ``output`` is what the child printed during the failing call (truncated);
+    ``error_type``/``error_message`` the student's exception, when one was raised."""
+
+    def __init__(self, kind: str, message: str, output: str = "", module: str | None = None,
+                 error_type: str = "", error_message: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.output = output
+        self.module = module
+        self.error_type = error_type          # the student's exception class name, if any
+        self.error_message = error_message    # and its message
+
+
+def describe_error(err: dict, what: str) -> str:
+    """A student-facing sentence for a child error record (see runner.error_record)."""
+    kind = err.get("kind")
+    message = str(err.get("message", ""))
+    if kind == "missing_file":
+        text = _("expected {file} in the submission").format(file=f"{err.get('missing')}.py")
+        importer = err.get("importer")
+        if importer and importer != err.get("missing"):
+            text += " " + _("(imported by {file})").format(file=f"{importer}.py")
+        return text
+    if kind == "syntax_error":
+        text = _("syntax error in {file}, line {line}: {message}").format(
+            file=err.get("filename"), line=err.get("lineno"), message=message)
+        if err.get("text"):
+            text += f"\n    {err['text']}"
+        return text
+    if kind == "not_implemented":
+        return _("not implemented yet: {message}").format(message=message or what)
+    if kind == "system_exit":
+        return _("{message} while running {what}; a submission must not exit the process").format(
+            message=message, what=what)
+    if kind == "encode_error":
+        return _("{what} returned a value the grader cannot receive: {message}").format(
+            what=what, message=message)
+    if kind == "import_error":
+        head = _("importing {what} failed: {error}").format(what=what, error=f"{err.get('type')}: {message}")
+    else:
+        head = _("{what} raised {error}").format(what=what, error=f"{err.get('type')}: {message}")
+    frames = err.get("trace") or []
+    if frames:
+        head += "\n" + "\n".join(
+            f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
+    return head
+
+
+class RemoteObject:
+    """A handle to an object living in the child (a module, a class, an nn.Module...).
+
+    Attribute access and calls are forwarded; dunder lookups are not (so Python's own
+    protocols never run student code implicitly). ``tkit_type`` is the qualified class
+    name the child reported, ``tkit_mro`` its base classes: informative only.
+    """
+
+    __slots__ = ("_impl", "_id", "_gen", "tkit_type", "tkit_mro", "tkit_label")
+
+    def __init__(self, impl: "RemoteImpl", record: dict, gen: int, label: str):
+        object.__setattr__(self, "_impl", impl)
+        object.__setattr__(self, "_id", record["id"])
+        object.__setattr__(self, "_gen", gen)
+        object.__setattr__(self, "tkit_type", str(record.get("type", "?")))
+        object.__setattr__(self, "tkit_mro", [str(m) for m in record.get("mro", [])][:12])
+        object.__setattr__(self, "tkit_label", label)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._impl._request("getattr", self, f"{self.tkit_label}.{name}", ref=self._id, name=name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("remote objects are read-only in the parent")
+
+    def __call__(self, *args, **kwargs):
+        return self._impl._request("call", self, f"{self.tkit_label}(...)", args=args, kwargs=kwargs,
+                                   ref=self._id)
+
+    def __iter__(self):
+        return iter(self._impl._request("list", self, f"list({self.tkit_label})", ref=self._id))
+
+    def __repr__(self) -> str:
+        return f"<remote {self.tkit_type} {self.tkit_label}>"
+
+    def isinstance_of(self, qualname: str) -> bool:
+        """Whether the child said this object's class derives from ``qualname``
+        (e.g. ``torch.nn.modules.linear.Linear``)."""
+        return qualname in self.tkit_mro
+
+
+class RemoteImpl:
+    """A submission folder served by a (re)spawned child process.
+
+    ``impl.<module>`` imports the student's module in the child. A child that dies
+    (crash, timeout) is replaced at the next request, at most ``MAX_RESPAWNS`` times;
+    a module whose import kills the child fails later imports at once, without
+    a new child. ``deadline`` (``time.monotonic()`` value) bounds the whole submission.
+    """
+
+    def __init__(self, submission: Path, limits: Limits | None = None, label: str = "submission"):
+        self.submission = Path(submission)
+        self.limits = limits or Limits()
+        self.label = label
+        self.deadline: float | None = None
+        self.last_output = ""
+        self.info: dict = {}
+        self._child: ChildProcess | None = None
+        self._gen = 0
+        self._deaths = 0
+        self._modules: dict[str, RemoteObject] = {}
+        self._fatal_imports: dict[str, SubmissionError] = {}
+        self._seed: int | None = None
+        self._ready = False
+
+    # -- lifecycle ---------------------------------------------------------------
+    def start(self) -> None:
+        """Start a child now without waiting for it (its torch import overlaps other work)."""
+        if self._child is None:
+            self._child = ChildProcess(self.submission, self.limits)
+            self._gen += 1
+            self._ready = False
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._child.close()
+            self._child = None
+
+    def _live_child(self) -> ChildProcess:
+        if self._child is not None and self._child.dead is not None:
+            self._child.kill()
+            self._child = None
+            self._modules.clear()
+        if self._child is None:
+            if self._deaths >= MAX_RESPAWNS:
+                raise SubmissionError("gave_up", _(
+                    "the submission's process died {n} times; the remaining tests were not run").format(
+                        n=self._deaths))
+            self.start()
+        if not self._ready:
+            try:
+                self.info = self._child.wait_ready()
+            except (ChildDied, ProtocolError) as exc:
+                self._child.kill()
+                self._child = None
+                raise RuntimeError(f"the grading child process failed to start: {exc}") from None
+            self._ready = True
+            if self._seed is not None:
+                self._child.request("seed", seed=self._seed)
+        return self._child
+
+    # -- what tests call ------------------------------------------------------------
+    def __getattr__(self, module: str) -> RemoteObject:
+        if module.startswith("_"):
+            raise AttributeError(module)
+        return self.module(module)
+
+    def module(self, name: str) -> RemoteObject:
+        """The student's module ``name`` (imported in the child on first use)."""
+        if name in self._fatal_imports:
+            raise self._fatal_imports[name]
+        child = self._live_child()
+        if name not in self._modules:
+            try:
+                self._modules[name] = self._request("import", None, f"{name}.py", module=name,
+                                                    timeout=max(15.0, self.limits.call_timeout))
+            except SubmissionError as exc:
+                if exc.kind in ("crash", "timeout", "syntax_error", "missing_file", "import_error"):
+                    self._fatal_imports[name] = exc
+                raise
+        del child
+        return self._modules[name]
+
+    def has(self, name: str) -> bool:
+        """Whether the submission folder holds ``name``.py."""
+        return (self.submission / f"{name}.py").is_file()
+
+    def task(self, name: str, *args, timeout: float | None = None, **kwargs):
+        """Run a kit routine of :mod:`autograder.child.tasks` in the child on the given handles."""
+        return self._request("task", None, f"the kit's {name}", name=name, args=args, kwargs=kwargs,
+                             timeout=timeout)
+
+    def seed(self, seed: int) -> None:
+        """Seed the child's random generators now and after every respawn."""
+        self._seed = seed
+        if self._child is not None and self._child.dead is None and self._ready:
+            self._request("seed", None, "seed", seed=seed)
+
+    def reset(self) -> None:
+        """Drop every handle the child holds (between tests); modules stay imported."""
+        if self._child is not None and self._child.dead is None and self._ready:
+            try:
+                self._child.request("reset", timeout=5)
+            except (ChildDied, ProtocolError):
+                pass
+            self._modules.clear()
+
+    # -- transport ---------------------------------------------------------------
+    def _request(self, op: str, target: RemoteObject | None, what: str, timeout: float | None = None,
+                 args=None, kwargs=None, **fields):
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise SubmissionError("time_limit", _("the time limit for the whole submission was reached"))
+        child = self._live_child()
+        if target is not None and target._gen != self._gen:
+            raise SubmissionError("crash", _(
+                "{what} belongs to an earlier process of the submission that has died").format(what=what))
+        enc = wire.Encoder(self._encode_ref)
+        if args is not None:
+            fields["args"] = enc.encode(tuple(args))
+        if kwargs is not None:
+            fields["kwargs"] = enc.encode(dict(kwargs))
+        try:
+            reply, tensors = child.request(op, timeout=timeout, tensors=enc.tensors, **fields)
+        except ChildDied as exc:
+            self._deaths += 1
+            self.last_output = exc.output
+            kind = "timeout" if exc.timed_out else "crash"
+            text = (_("{what} did not finish: {reason}") if exc.timed_out
+                    else _("the submission's process {reason} while running {what}"))
+            raise SubmissionError(kind, text.format(what=what, reason=exc.reason), exc.output) from None
+        except ProtocolError as exc:
+            self._deaths += 1
+            self.last_output = child.last_output
+            raise SubmissionError("protocol", _(
+                "the submission's process sent an invalid reply while running {what} ({error})").format(
+                    what=what, error=exc), child.last_output) from None
+        self.last_output = child.last_output
+        if not reply.get("ok"):
+            err = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+            raise SubmissionError(str(err.get("kind", "exception")), describe_error(err, what),
+                                  child.last_output, module=fields.get("module"),
+                                  error_type=str(err.get("type", "")), error_message=str(err.get("message", "")))
+        gen = self._gen
+        try:
+            return wire.decode(reply.get("value"), tensors,
+                               lambda rec: RemoteObject(self, rec, gen, self._label_for(rec, what)))
+        except wire.WireError as exc:
+            raise SubmissionError("protocol", _(
+                "the submission's process sent an invalid reply while running {what} ({error})").format(
+                    what=what, error=exc), child.last_output) from None
+
+    @staticmethod
+    def _label_for(rec: dict, what: str) -> str:
+        if what.endswith(".py"):
+            return what[:-3]
+        return what
+
+    def _encode_ref(self, value) -> dict:
+        if isinstance(value, RemoteObject):
+            if value._gen != self._gen:
+                raise wire.EncodeError("a handle from an earlier process of the submission")
+            return {"t": "ref", "id": value._id}
+        raise wire.EncodeError(f"the parent cannot send a {type(value).__name__} to the child")

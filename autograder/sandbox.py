@@ -1,0 +1,285 @@
+"""Starting, talking to and killing the child process that runs student code.
+
+The parent side of the trust boundary. :class:`ChildProcess` owns one child:
+it copies the submission and the child package (:mod:`autograder.child`, nothing
+else of the kit) into a fresh scratch directory, starts
+``python -I -c <bootstrap>`` there in its own process group with a scrubbed
+environment, and exchanges :mod:`autograder.child.wire` messages over a private
+pipe pair. Every wait has a deadline; while waiting, the child's stdout/stderr is
+drained into a bounded buffer so a flood can neither block nor exhaust the parent.
+
+Limits applied by the child to itself before any student code runs (rlimits;
+``RLIMIT_DATA`` rather than ``RLIMIT_AS``, because importing torch maps about 3 GB
+of address space): memory, CPU seconds, file size, open files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from autograder.child import wire
+
+CHILD_PACKAGE = Path(__file__).resolve().parent / "child"
+BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import _tkit_child.runner as r; r.main(sys.argv[2:])"
+)
+MAX_OUTPUT_KEEP = 16 * 1024          # bytes of child output kept per call (head + tail)
+MAX_OUTPUT_FLOOD = 64 * 1024 * 1024  # bytes in one call before the child is killed
+
+
+@dataclass
+class Limits:
+    """Resource limits of one child. Times in seconds, sizes in bytes."""
+
+    call_timeout: float = 20.0        # wall time of one request (a forward, a function call)
+    startup_timeout: float = 60.0     # wall time to import torch and answer hello
+    memory_bytes: int = 6 * 1024**3   # RLIMIT_DATA (heap); torch itself needs ~1 GB
+    cpu_seconds: int = 900            # RLIMIT_CPU for the child's whole life
+    file_bytes: int = 64 * 1024**2    # RLIMIT_FSIZE: largest file the child may write
+    open_files: int = 256             # RLIMIT_NOFILE
+
+    def child_view(self) -> dict:
+        """The limits the child applies to itself."""
+        data = asdict(self)
+        return {k: data[k] for k in ("memory_bytes", "cpu_seconds", "file_bytes", "open_files")}
+
+
+class ChildDied(Exception):
+    """The child exited or was killed; ``reason`` says how (exit code, signal, timeout)."""
+
+    def __init__(self, reason: str, output: str = "", timed_out: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.output = output
+        self.timed_out = timed_out
+
+
+class ProtocolError(Exception):
+    """The child answered with something that is not a valid reply."""
+
+
+class OutputBuffer:
+    """Keeps the head and tail of a byte stream and counts everything."""
+
+    def __init__(self, keep: int = MAX_OUTPUT_KEEP):
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.keep // 2 - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            del self.tail[: max(0, len(self.tail) - self.keep // 2)]
+
+    def text(self) -> str:
+        shown = len(self.head) + len(self.tail)
+        middle = ""
+        if self.total > shown:
+            middle = f"\n... [{self.total - shown} bytes of output omitted] ...\n"
+        return (bytes(self.head).decode("utf-8", "replace") + middle
+                + bytes(self.tail).decode("utf-8", "replace"))
+
+
+def clean_env(scratch: Path) -> dict:
+    """The child's whole environment: nothing of the parent's but PATH and the locale."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": os.environ.get("TKIT_CHILD_CUDA", ""),
+    }
+    return env
+
+
+def copy_submission(src: Path, dest: Path, max_bytes: int = 8 * 1024**2) -> None:
+    """Copy the regular ``.py`` files of a submission folder (no symlinks, no subfolders)."""
+    dest.mkdir(parents=True)
+    for entry in sorted(src.iterdir()):
+        if entry.suffix == ".py" and entry.is_file() and not entry.is_symlink():
+            if entry.stat().st_size <= max_bytes:
+                shutil.copyfile(entry, dest / entry.name)
+
+
+class ChildProcess:
+    """One running child serving requests for one submission folder.
+
+    ``request(op, timeout=None, tensors=None, **fields)`` sends a request and returns
+    ``(reply, tensors)``; it raises :class:`ChildDied` (crash, signal, timeout, output
+    flood: the child is gone afterwards) or :class:`ProtocolError` (the child is
+    killed too). ``output`` of the last request is in ``last_output``.
+    """
+
+    def __init__(self, submission: Path, limits: Limits | None = None):
+        self.limits = limits or Limits()
+        self.scratch = Path(tempfile.mkdtemp(prefix="tkit-child-"))
+        runtime = self.scratch / "_tkit_runtime"
+        shutil.copytree(CHILD_PACKAGE, runtime / "_tkit_child",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        self.submission = self.scratch / "submission"
+        copy_submission(Path(submission), self.submission)
+        work = self.scratch / "work"
+        work.mkdir()
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(runtime), str(req_r), str(resp_w),
+             str(self.submission), json.dumps(self.limits.child_view())],
+            cwd=work, env=clean_env(self.scratch), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(req_r, resp_w),
+            start_new_session=True,
+        )
+        os.close(req_r)
+        os.close(resp_w)
+        self._out_fd = self.proc.stdout.fileno()
+        os.set_blocking(self._out_fd, False)
+        self._next_id = 0
+        self.last_output = ""
+        self.dead: ChildDied | None = None
+        self._timeout = self.limits.call_timeout
+
+    # -- lifecycle ---------------------------------------------------------------
+    def wait_ready(self) -> dict:
+        """Block until the child has imported torch and answered ``hello``."""
+        reply, tensors = self.request("hello", timeout=self.limits.startup_timeout)
+        if not reply.get("ok"):
+            raise ProtocolError("the child failed to start")
+        try:
+            return wire.decode(reply.get("value"), tensors)
+        except wire.WireError as exc:
+            raise ProtocolError(f"bad hello: {exc}") from None
+
+    def kill(self) -> None:
+        """Kill the child's whole process group and remove its scratch directory."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        else:
+            try:  # anything left in the group (a daemon that escaped the leader's death)
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for fd in (self._req_w, self._resp_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.proc.stdout.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def close(self) -> None:
+        """Ask the child to exit, then make sure it is gone."""
+        if self.dead is None and self.proc.poll() is None:
+            try:
+                wire.write_all(self._req_w, wire.pack({"op": "exit"}))
+                self.proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    # -- requests ----------------------------------------------------------------
+    def request(self, op: str, timeout: float | None = None, tensors: dict | None = None, **fields):
+        if self.dead is not None:
+            raise self.dead
+        self._next_id += 1
+        header = {"id": self._next_id, "op": op, **fields}
+        out = OutputBuffer()
+        self._timeout = timeout or self.limits.call_timeout
+        deadline = time.monotonic() + self._timeout
+        try:
+            wire.write_all(self._req_w, wire.pack(header, tensors))
+            json_len, blob_len = wire.FRAME.unpack(self._read(wire.FRAME.size, deadline, out))
+            wire.check_frame(json_len, blob_len)
+            body = self._read(json_len, deadline, out)
+            blob = self._read(blob_len, deadline, out)
+            self._drain(out)
+            reply, tensors_out = wire.unpack(body, blob)
+        except ChildDied as exc:
+            exc.output = out.text()
+            self.last_output = exc.output
+            self.dead = exc
+            self.kill()
+            raise
+        except (wire.WireError, BrokenPipeError, OSError) as exc:
+            self.last_output = out.text()
+            self.dead = ChildDied(f"the child broke the grading protocol ({exc})", self.last_output)
+            self.kill()
+            raise ProtocolError(str(exc)) from None
+        self.last_output = out.text()
+        if reply.get("id") != self._next_id:
+            self.dead = ChildDied("the child answered out of turn", self.last_output)
+            self.kill()
+            raise ProtocolError("reply id does not match the request")
+        return reply, tensors_out
+
+    def _read(self, n: int, deadline: float, out: OutputBuffer) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ChildDied(f"timed out after {self._timeout:g} s", timed_out=True)
+            ready, _, _ = select.select([self._resp_r, self._out_fd], [], [], remaining)
+            if self._out_fd in ready:
+                self._drain(out)
+            if self._resp_r in ready:
+                chunk = os.read(self._resp_r, min(n - got, 1 << 20))
+                if not chunk:
+                    raise ChildDied(self._exit_reason())
+                chunks.append(chunk)
+                got += len(chunk)
+        return b"".join(chunks)
+
+    def _drain(self, out: OutputBuffer) -> None:
+        while True:
+            try:
+                data = os.read(self._out_fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            if not data:
+                return
+            out.feed(data)
+            if out.total > MAX_OUTPUT_FLOOD:
+                raise ChildDied(f"printed more than {MAX_OUTPUT_FLOOD // 2**20} MB of output")
+
+    def _exit_reason(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "closed its channel without exiting"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            hint = " (probably out of memory or CPU time)" if name in ("SIGKILL", "SIGXCPU", "SIGSEGV") else ""
+            return f"was killed by {name}{hint}"
+        return f"exited with code {code}"
