@@ -32,7 +32,8 @@ class SubmissionFormatError(ValueError):
 
 
 def suite_files(visibility=("public", "hidden"), names=None) -> list[Path]:
-    """The suite files to run, in exercise order: ``suites/<vis>/test_<exercise>.py``."""
+    """The suite files to run, in exercise order: ``suites/<vis>/test_<exercise>.py`` and
+    ``suites/<vis>/test_<exercise>__<topic>.py`` (e.g. ``test_transformer__training.py``)."""
     selected = list(names) if names else list(exercises.NAMES)
     for name in selected:
         exercises.get(name)  # ValueError on an unknown name
@@ -41,9 +42,11 @@ def suite_files(visibility=("public", "hidden"), names=None) -> list[Path]:
         if name not in selected:
             continue
         for vis in ("public", "hidden"):
-            path = paths.suites_dir() / vis / f"test_{name}.py"
-            if vis in visibility and path.is_file():
-                files.append(path)
+            if vis not in visibility:
+                continue
+            folder = paths.suites_dir() / vis
+            files += [p for p in (folder / f"test_{name}.py",) if p.is_file()]
+            files += sorted(folder.glob(f"test_{name}__*.py"))
     return files
 
 
@@ -65,8 +68,11 @@ def _clean_pytest_env():
 
 def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None, seed: int | None = None,
                lang: str | None = None, call_timeout: float | None = None, time_limit: float | None = None,
-               verbose: bool = False) -> dict:
-    """Run the suites on a prepared submission folder; returns the results dict."""
+               training: bool = True, verbose: bool = False) -> dict:
+    """Run the suites on a prepared submission folder; returns the results dict.
+
+    ``training=False`` leaves out the tests marked ``training`` (they train a model).
+    """
     from autograder import plugin
 
     files = suite_files(visibility, names)
@@ -85,6 +91,8 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
         args += ["--tkit-call-timeout", str(call_timeout)]
     if time_limit:
         args += ["--tkit-time-limit", str(time_limit)]
+    if not training:
+        args += ["-m", "not training"]
     grabber = _ResultGrabber()
     sink = io.StringIO()
     with _clean_pytest_env():

@@ -7,7 +7,8 @@ randomness; recorded in the results), ``--tkit-results FILE`` (results.json),
 Markers:
     ``exercise(name)``  the exercise a test belongs to (usually a module-level ``pytestmark``);
     ``points(n)``       the points a test is worth;
-    ``visibility(v)``   ``public`` or ``hidden``; by default the suite folder's name.
+    ``visibility(v)``   ``public`` or ``hidden``; by default the suite folder's name;
+    ``training``        the test trains a model (slow; ``run_suites(training=False)`` skips it).
 
 Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
 ``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
@@ -60,6 +61,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "exercise(name): the exercise this test grades")
     config.addinivalue_line("markers", "points(n): points this test is worth")
     config.addinivalue_line("markers", "visibility(v): public or hidden (default: the suite folder)")
+    config.addinivalue_line("markers", "training: the test trains a model (left out by training=False)")
     submission = config.getoption("tkit_submission", None)
     if submission:
         limits = Limits()

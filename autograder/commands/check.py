@@ -1,0 +1,43 @@
+"""``tkit check``: a student's self-check on the public tests."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command(name="check")
+@click.argument("exercise", nargs=-1)
+@click.option("--path", "path", type=click.Path(exists=True, path_type=Path), default=None,
+              help="Folder (or .zip) with your modules [default: exercises/].")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the results JSON here.")
+@click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the messages.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+def command(exercise, path, json_path, lang, seed):
+    """Run the public tests on your exercises (all, or the EXERCISE names given).
+
+    Exits 0 only when every checked test passes.
+    """
+    from autograder import exercises, grading, i18n, paths
+    from autograder.console import print_results
+
+    i18n.set_language(lang)
+    for name in exercise:
+        try:
+            exercises.get(name)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="EXERCISE") from None
+    path = path or paths.exercises_dir()
+    try:
+        results = grading.grade_submission(path, visibility=("public",), names=exercise or None,
+                                           seed=seed, lang=lang)
+    except grading.SubmissionFormatError as exc:
+        raise click.ClickException(str(exc)) from None
+    print_results(results)
+    if json_path:
+        json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    sys.exit(0 if all(t["status"] == "passed" for t in results["tests"]) else 1)
