@@ -1,0 +1,47 @@
+"""Shared fixtures for the kit's own tests.
+
+``ref`` gives the reference solutions in ``solutions/``, imported by their plain module names
+(``masks``, ``attention``, ...) the way the modules import each other.
+"""
+
+import importlib
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS_DIR = REPO_ROOT / "solutions"
+REFERENCE_MODULES = (
+    "embedding",
+    "positional_encoding",
+    "masks",
+    "attention",
+    "multi_head_attention",
+    "feed_forward",
+    "encoder",
+    "decoder",
+    "transformer",
+    "rope",
+    "autoencoder",
+)
+
+
+@pytest.fixture(scope="session")
+def ref():
+    """The reference modules as attributes: ``ref.masks``, ``ref.multi_head_attention``, ...
+
+    ``solutions/`` goes first on ``sys.path``; a module of the same name already imported from
+    elsewhere is dropped from ``sys.modules`` first, so every name resolves to ``solutions/``.
+    """
+    if str(SOLUTIONS_DIR) not in sys.path:
+        sys.path.insert(0, str(SOLUTIONS_DIR))
+    for name in REFERENCE_MODULES:
+        module = sys.modules.get(name)
+        if module is not None and Path(getattr(module, "__file__", "") or "").parent != SOLUTIONS_DIR:
+            del sys.modules[name]
+    modules = {name: importlib.import_module(name) for name in REFERENCE_MODULES}
+    for name, module in modules.items():
+        assert Path(module.__file__).parent == SOLUTIONS_DIR, f"{name} resolved to {module.__file__}"
+    return SimpleNamespace(**modules)
