@@ -1,0 +1,377 @@
+"""The grading engine itself: the wire format, the child, the failure kinds, the plugin.
+
+These tests use small hand-written submissions and a tiny suite of their own (written to a
+temporary folder), so they do not depend on the exercise suites' details.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import testing, variants
+from autograder.child import wire
+from autograder.remote import RemoteImpl, RemoteObject, SubmissionError
+from autograder.sandbox import Limits
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return folder
+
+
+TOY = """
+import os, signal, sys, time
+import torch
+
+def double(x):
+    print("doubling", tuple(x.shape))
+    return x * 2
+
+def boom():
+    raise ValueError("bad value 42")
+
+def todo():
+    raise NotImplementedError("toy: todo is not implemented yet")
+
+def hang():
+    while True:
+        pass
+
+def sleepy():
+    time.sleep(60)
+
+def die():
+    os._exit(3)
+
+def segfault():
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+def leave():
+    sys.exit(0)
+
+def flood():
+    for _ in range(20000):
+        print("x" * 100)
+    return 1
+
+class Sub(torch.Tensor):
+    def __eq__(self, other):
+        return True
+
+def subclass():
+    return torch.zeros(3).as_subclass(Sub)
+
+def complex_value():
+    return torch.zeros(2, dtype=torch.complex64)
+
+def obj():
+    return object()
+
+def nested():
+    return {"a": (1, 2.5, float("nan")), "b": [torch.ones(2), None, "s"], "c": torch.float64}
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.lin(x)
+"""
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    folder = write(tmp_path_factory.mktemp("toy"), {
+        "toy.py": TOY,
+        "broken.py": "def f(:\n    pass\n",
+        "needs.py": "import not_there_module\n",
+        "raises_on_import.py": "raise RuntimeError('at import')\n",
+        "exits_on_import.py": "import os\nos._exit(0)\n",
+        "torch.py": "raise SystemExit('a student torch.py must never be imported')\n",
+    })
+    impl = RemoteImpl(folder, Limits(call_timeout=3.0))
+    yield impl
+    impl.close()
+
+
+# -- the wire ------------------------------------------------------------------------
+
+
+def test_wire_roundtrip_keeps_structure_and_tensors():
+    value = {"a": (1, 2.5, math.inf), "b": [torch.arange(4).view(2, 2).t(), None, "s"], "c": torch.float64}
+    enc = wire.Encoder()
+    data = wire.pack({"v": enc.encode(value)}, enc.tensors)
+    json_len, blob_len = wire.FRAME.unpack(data[:wire.FRAME.size])
+    header, tensors = wire.unpack(data[wire.FRAME.size:wire.FRAME.size + json_len],
+                                  data[wire.FRAME.size + json_len:])
+    out = wire.decode(header["v"], tensors)
+    assert out["a"] == (1, 2.5, math.inf)
+    assert torch.equal(out["b"][0], torch.tensor([[0, 2], [1, 3]]))
+    assert out["b"][1:] == [None, "s"] and out["c"] is torch.float64
+
+
+@pytest.mark.parametrize("bad", [
+    b'{"v": NaN}', b'[1, 2]', b'{"v": {"t": "pickle", "v": "x"}}', b'{"v": [1]}',
+    b'{"v": {"t": "ref", "id": 1}}', b'{"v": {"t": "tensor", "k": "t9"}}',
+])
+def test_wire_refuses_anything_but_tagged_plain_data(bad):
+    with pytest.raises(wire.WireError):
+        header, tensors = wire.unpack(bad, b"")
+        wire.decode(header["v"], tensors)
+
+
+def test_wire_frame_limits():
+    with pytest.raises(wire.WireError, match="exceeds"):
+        wire.check_frame(wire.MAX_JSON_BYTES + 1, 0)
+
+
+# -- the child -----------------------------------------------------------------------
+
+
+def test_call_returns_plain_values_and_captures_output(toy):
+    out = toy.toy.double(torch.ones(2, 3))
+    assert type(out) is torch.Tensor and torch.equal(out, torch.full((2, 3), 2.0))
+    assert "doubling (2, 3)" in toy.last_output
+    nested = toy.toy.nested()
+    assert nested["a"][:2] == (1, 2.5) and math.isnan(nested["a"][2])
+    assert torch.equal(nested["b"][0], torch.ones(2)) and nested["c"] is torch.float64
+
+
+def test_modules_are_handles_with_attributes_and_state(toy):
+    net = toy.toy.Net()
+    assert net.isinstance_of("torch.nn.modules.module.Module")
+    state = {"lin.weight": torch.arange(6.0).view(2, 3), "lin.bias": torch.tensor([1.0, -1.0])}
+    net.load_state_dict(state)
+    assert torch.equal(net(torch.ones(1, 3)), torch.tensor([[4.0, 11.0]]))
+    assert net.training is True and net.eval() is not None and net.training is False
+    assert set(net.state_dict()) == {"lin.weight", "lin.bias"}
+    assert wire.tensor_info(net.lin.weight)["param"] is True
+
+
+def test_strict_state_dict_names_missing_and_unexpected_keys(toy):
+    net = toy.toy.Net()
+    with pytest.raises(SubmissionError) as err:
+        net.load_state_dict({"lin.weight": torch.zeros(2, 3), "extra": torch.zeros(1)})
+    assert err.value.kind == "exception"
+    assert "Missing key(s)" in err.value.message and "lin.bias" in err.value.message
+    assert "Unexpected key(s)" in err.value.message and "extra" in err.value.message
+
+
+@pytest.mark.parametrize("module, kind, words", [
+    ("nothing_here", "missing_file", "expected nothing_here.py in the submission"),
+    ("needs", "missing_file", "expected not_there_module.py in the submission (imported by needs.py)"),
+    ("broken", "syntax_error", "syntax error in broken.py, line 1"),
+    ("raises_on_import", "import_error", "RuntimeError: at import"),
+])
+def test_import_failures_are_named(toy, module, kind, words):
+    with pytest.raises(SubmissionError) as err:
+        toy.module(module)
+    assert err.value.kind == kind
+    assert words in err.value.message
+
+
+def test_a_student_torch_py_does_not_shadow_torch(toy):
+    assert toy.toy.double(torch.ones(1)).item() == 2.0
+
+
+@pytest.mark.parametrize("name, kind, words", [
+    ("boom", "exception", "raised ValueError: bad value 42"),
+    ("todo", "not_implemented", "not implemented yet: toy: todo is not implemented yet"),
+    ("leave", "system_exit", "sys.exit(0)"),
+    ("complex_value", "encode_error", "cannot send a tensor"),
+])
+def test_failures_inside_calls_are_named(toy, name, kind, words):
+    with pytest.raises(SubmissionError) as err:
+        getattr(toy.toy, name)()
+    assert err.value.kind == kind
+    assert words in err.value.message
+
+
+def test_exceptions_show_the_students_own_frames_only(toy):
+    with pytest.raises(SubmissionError) as err:
+        toy.toy.boom()
+    frames = err.value.message.splitlines()[1:]
+    assert frames == ['  toy.py, line 10, in boom: raise ValueError("bad value 42")']
+
+
+@pytest.mark.parametrize("name, kind, words", [
+    ("hang", "timeout", "did not finish: timed out after 3 s"),
+    ("sleepy", "timeout", "did not finish: timed out after 3 s"),
+    ("die", "crash", "exited with code 3"),
+    ("segfault", "crash", "killed by SIGSEGV"),
+])
+def test_crashes_and_hangs_fail_the_call_and_a_new_child_takes_over(toy, name, kind, words):
+    with pytest.raises(SubmissionError) as err:
+        getattr(toy.toy, name)()
+    assert err.value.kind == kind and words in err.value.message
+    assert toy.toy.double(torch.ones(1)).item() == 2.0  # a fresh child answers
+
+
+def test_a_module_that_kills_the_child_at_import_fails_fast_afterwards(toy):
+    with pytest.raises(SubmissionError) as first:
+        toy.module("exits_on_import")
+    deaths = toy._deaths
+    with pytest.raises(SubmissionError) as second:
+        toy.module("exits_on_import")
+    assert first.value.kind == "crash" and "exited with code 0" in first.value.message
+    assert second.value is first.value and toy._deaths == deaths
+
+
+def test_output_floods_are_truncated(toy):
+    assert toy.toy.flood() == 1
+    assert len(toy.last_output) < 20_000 and "bytes of output omitted" in toy.last_output
+
+
+def test_tensor_subclasses_arrive_as_plain_tensors_and_are_refused(toy):
+    got = toy.toy.subclass()
+    assert type(got) is torch.Tensor
+    with pytest.raises(testing.Mismatch, match="tensor subclass"):
+        testing.compare(got, torch.ones(3), what="out")
+
+
+def test_objects_come_back_as_inert_handles(toy):
+    handle = toy.toy.obj()
+    assert handle.tkit_type == "builtins.object"
+    assert type(handle) is RemoteObject  # a parent-side class: nothing of the child's runs here
+    with pytest.raises(AttributeError):
+        handle.__reduce_ex__hidden__  # dunder-style names are never forwarded
+    assert "remote builtins.object" in repr(handle)
+
+
+def test_child_environment_is_scrubbed(monkeypatch, tmp_path):
+    monkeypatch.setenv("TKIT_SECRET_TOKEN", "hunter2")
+    folder = write(tmp_path / "env", {"envy.py": """
+        import os, sys
+        def env():
+            return sorted(os.environ)
+        def where():
+            return os.getcwd(), [p for p in sys.path if 'solutions' in p or 'autograder' in p]
+    """})
+    impl = RemoteImpl(folder, Limits(call_timeout=5))
+    try:
+        names = impl.envy.env()
+        cwd, leaked = impl.envy.where()
+    finally:
+        impl.close()
+    assert "TKIT_SECRET_TOKEN" not in names and "PYTHONPATH" not in names
+    assert leaked == [] and str(REPO) not in cwd
+
+
+# -- comparisons and mistakes ----------------------------------------------------------
+
+
+def test_compare_names_shape_dtype_nan_and_values():
+    e = torch.zeros(2, 3)
+    with pytest.raises(testing.Mismatch, match=r"wrong shape: expected \[2, 3\], got \[3, 2\]"):
+        testing.compare(torch.zeros(3, 2), e, what="out")
+    with pytest.raises(testing.Mismatch, match="wrong dtype: expected torch.float32, got torch.float64"):
+        testing.compare(torch.zeros(2, 3, dtype=torch.float64), e, what="out")
+    with pytest.raises(testing.Mismatch, match=r"contains NaN at 1 of 6 positions \(first at \(1, 2\)\)"):
+        testing.compare(torch.tensor([[0, 0, 0], [0, 0, math.nan]]), e, what="out")
+    with pytest.raises(testing.Mismatch, match=r"wrong values at 1 of 6 positions \(first at \(0, 1\), "
+                                               r"where you returned 0.5\), largest difference 0.5"):
+        testing.compare(torch.tensor([[0, 0.5, 0], [0, 0, 0]]), e, what="out")
+    with pytest.raises(testing.Mismatch, match="should be a tensor, got tuple"):
+        testing.compare((e,), e, what="out")
+    testing.compare(torch.tensor([[9.0, 0, 0], [0, 0, 0]]), e, what="out",
+                    valid=torch.tensor([[False, True, True], [True, True, True]]))
+
+
+def test_messages_never_show_expected_values():
+    expected = torch.full((4,), 123.456)
+    with pytest.raises(testing.Mismatch) as err:
+        testing.compare(torch.zeros(4), expected, what="out")
+    assert "123.456" not in str(err.value)
+
+
+def test_variants_are_isolated_from_sys_modules():
+    before = {k: sys.modules.get(k) for k in ("masks", "attention", "positional_encoding")}
+    ref = variants.reference()
+    assert {k: sys.modules.get(k) for k in before} == before
+    mask = ref.masks.make_causal_mask(3)
+    assert mask.tolist() == [[False, True, True], [False, False, True], [False, False, False]]
+    # the attention module uses the masks module of its own set
+    assert ref.attention.masked_softmax is ref.masks.masked_softmax
+
+
+# -- the plugin and results.json ------------------------------------------------------------
+
+SUITE = '''
+import pytest, torch
+from autograder.testing import check
+
+pytestmark = pytest.mark.exercise("masks")
+
+
+@pytest.mark.points(2)
+def test_causal(student):
+    """the causal mask of size 3"""
+    expected = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)
+    check(lambda impl: impl.masks.make_causal_mask(3), student, expected=expected, what="make_causal_mask(3)")
+
+
+@pytest.mark.points(1)
+def test_seeded(student, seed, partial):
+    """half credit, and the seed"""
+    partial.award(0.5, "half")
+    assert isinstance(seed, int)
+'''
+
+
+def run_toy_suite(tmp_path: Path, submission: Path, seed: int = 7) -> dict:
+    suite = write(tmp_path / "suite" / "public", {"test_toy.py": SUITE})
+    results_path = tmp_path / "results.json"
+    code = pytest.main([str(suite / "test_toy.py"), "-p", "autograder.plugin", "--noconftest",
+                        "-p", "no:cacheprovider", "-q", "--submission", str(submission),
+                        "--tkit-seed", str(seed), "--tkit-results", str(results_path),
+                        "-c", str(REPO / "autograder" / "suites" / "pytest.ini"),
+                        "--rootdir", str(tmp_path / "suite")])
+    assert code in (0, 1)
+    return json.loads(results_path.read_text())
+
+
+def test_results_follow_the_gradescope_schema(tmp_path):
+    sub = write(tmp_path / "alice", {"masks.py": """
+        import torch
+        def make_causal_mask(size, device=None):
+            return torch.tril(torch.ones(size, size, dtype=torch.bool), diagonal=-1)
+    """})
+    results = run_toy_suite(tmp_path, sub)
+    assert set(results) >= {"score", "execution_time", "output", "tests"}
+    assert results["score"] == 0.5 and results["extra_data"]["seed"] == 7
+    first, second = results["tests"]
+    assert set(first) >= {"name", "score", "max_score", "status", "output", "visibility", "tags"}
+    assert first["name"] == "masks: the causal mask of size 3"
+    assert (first["score"], first["max_score"], first["status"]) == (0.0, 2.0, "failed")
+    assert first["tags"][0] == "masks" and first["visibility"] == "visible"
+    assert "make_causal_mask(3) has wrong values at 6 of 9 positions" in first["output"]
+    assert (second["score"], second["status"], second["output"]) == (0.5, "failed", "half")
+
+
+def test_a_submission_conftest_and_ini_cannot_force_a_pass(tmp_path):
+    sub = write(tmp_path / "mallory", {
+        "masks.py": "def make_causal_mask(size, device=None):\n    raise NotImplementedError('masks: todo')\n",
+        "conftest.py": """
+            import pytest
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_makereport(item, call):
+                outcome = yield
+                outcome.get_result().outcome = "passed"
+        """,
+        "pytest.ini": "[pytest]\naddopts = -p no:autograder.plugin\n",
+    })
+    results = run_toy_suite(tmp_path, sub)
+    assert results["tests"][0]["status"] == "failed"
+    assert "not implemented yet" in results["tests"][0]["output"]
