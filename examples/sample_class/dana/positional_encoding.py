@@ -1,0 +1,114 @@
+"""Exercise 2: sinusoidal positional encoding (사인파 위치 인코딩).
+
+English
+-------
+Attention itself ignores word order: permuting the tokens permutes the outputs. Vaswani et al.
+(2017), "Attention Is All You Need", section 3.5, add a fixed table to the embeddings so each
+position gets its own pattern of sines and cosines of geometrically spaced frequencies:
+
+    PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
+    PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
+
+Even columns hold sines and odd columns cosines of the same frequency, so ``d_model`` must be
+even. The table is not learned: ``PositionalEncoding`` stores it as a persistent buffer (it is in
+``state_dict()`` and follows ``.to()``), not as a parameter.
+
+한국어
+------
+어텐션 자체는 단어 순서를 모릅니다. 토큰 순서를 바꾸면 출력 순서만 바뀔 뿐입니다. Vaswani 외
+(2017) 3.5절은 임베딩에 고정된 표를 더해, 위치마다 서로 다른 주파수의 sin/cos 패턴을 줍니다
+(위 식). 짝수 열은 sin, 홀수 열은 같은 주파수의 cos 이므로 ``d_model`` 은 짝수여야 합니다.
+이 표는 학습되지 않으므로 parameter 가 아니라 persistent buffer 로 등록합니다
+(``state_dict()`` 에 들어가고 ``.to()`` 를 따라갑니다).
+"""
+
+import torch
+from torch import nn
+
+
+def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
+    """The ``[max_len, d_model]`` sinusoidal table (사인파 위치 인코딩 표).
+
+    ``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))``, ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))``.
+
+    Args:
+        max_len: number of positions (위치 개수), ``>= 1``.
+        d_model: model width (모델 차원), a positive even number (양의 짝수).
+
+    Returns:
+        float32 ``Tensor[max_len, d_model]`` on the CPU. The reference computes the angles in
+        float64 and rounds the result to float32; computing in float32 directly (as the source
+        tutorial does) differs by float32 rounding only (about 5e-4 near position 5000).
+        (float32, CPU. 각도를 float32 로 계산해도 반올림 오차 범위에서 같습니다.)
+
+    Raises:
+        ValueError: ``d_model`` is odd or not positive, or ``max_len < 1``.
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
+    """
+    if d_model < 2 or d_model % 2 != 0:
+        raise ValueError(f"d_model must be a positive even number, got d_model={d_model}")
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got max_len={max_len}")
+    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    angle = position / torch.pow(10000.0, two_i / d_model)
+    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle)
+    return table.to(torch.float32)
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoidal table to a batch of embeddings (임베딩에 위치 인코딩을 더함).
+
+    Args:
+        d_model: model width, even (모델 차원, 짝수).
+        max_len: longest sequence supported (지원하는 최대 길이), default 5000.
+        dropout: dropout probability applied after the addition (덧셈 뒤 드롭아웃 확률).
+
+    Attributes:
+        pe: persistent float32 buffer ``[1, max_len, d_model]`` (학습되지 않는 buffer).
+        dropout: the ``nn.Dropout`` applied after the addition (active only in training mode).
+
+    Raises:
+        ValueError: odd ``d_model``, ``max_len < 1`` or a dropout probability outside [0, 1].
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.5.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0):
+        """Build the table once and register it as the buffer ``pe`` (표를 만들어 buffer 로 등록)."""
+        super().__init__()
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"dropout must be in [0, 1], got dropout={dropout}")
+        self.register_buffer("pe", sinusoidal_table(max_len, d_model).unsqueeze(0), persistent=True)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Return ``dropout(x + pe[:, :S])`` (``x`` 에 앞쪽 ``S`` 개 위치의 인코딩을 더함).
+
+        Args:
+            x: floating ``Tensor[B, S, d_model]``.
+
+        Returns:
+            ``Tensor[B, S, d_model]`` with ``x``'s dtype and device (the buffer is cast to them).
+            (출력의 dtype/device 는 ``x`` 를 따릅니다.)
+
+        Raises:
+            ValueError: ``x`` is not a floating 3-D tensor with last dimension ``d_model``, or
+                ``S > max_len`` (시퀀스가 ``max_len`` 보다 길면 ValueError).
+        """
+        max_len, d_model = self.pe.shape[1], self.pe.shape[2]
+        if x.dim() != 3 or x.shape[-1] != d_model:
+            raise ValueError(
+                f"x must have shape [B, S, d_model] with d_model={d_model}, got x.shape={tuple(x.shape)}"
+            )
+        if not x.is_floating_point():
+            raise ValueError(f"x must be a floating-point tensor, got x.dtype={x.dtype}")
+        seq_len = x.shape[1]
+        if seq_len > max_len:
+            raise ValueError(
+                f"sequence length S must be <= max_len, got S={seq_len}, max_len={max_len}"
+            )
+        return self.dropout(x + self.pe[:, :seq_len].to(dtype=x.dtype, device=x.device))

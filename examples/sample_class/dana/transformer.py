@@ -1,0 +1,169 @@
+"""Exercise 9: the whole Transformer (전체 트랜스포머).
+
+English
+-------
+Vaswani et al. (2017), "Attention Is All You Need", figure 1: source tokens are embedded (scaled
+by ``sqrt(d_model)``), get positional encodings and go through the encoder; target tokens, shifted
+right so that they start with a beginning-of-sequence token, are embedded the same way and go
+through the decoder, which attends to the encoder output ``memory``; a final linear layer (the
+"generator") turns each decoder vector into logits over the target vocabulary.
+
+This class builds the masks itself from the token ids: padding masks from ``pad_id`` (True at
+padding) for the source and the target, and the causal mask for the decoder's self-attention.
+``greedy_decode`` generates a translation one token at a time, always taking the most likely token
+(the argmax). Reuse ``TokenEmbedding``, ``PositionalEncoding``, the ``masks`` functions,
+``Encoder`` and ``Decoder``; ``nn.Transformer*`` classes may not be used.
+
+한국어
+------
+Vaswani 외 (2017) 그림 1: 소스 토큰은 임베딩(``sqrt(d_model)`` 배) + 위치 인코딩을 거쳐 인코더로
+들어갑니다. 타깃 토큰(시작 토큰으로 시작하도록 오른쪽으로 한 칸 민 것)도 같은 방식으로
+임베딩되어 디코더로 들어가며, 디코더는 인코더 출력 ``memory`` 를 참조합니다. 마지막 선형층
+(generator)이 각 위치를 타깃 어휘에 대한 로짓으로 바꿉니다. 이 클래스는 토큰 id 로부터 마스크를
+직접 만듭니다(``pad_id`` 로 패딩 마스크, 디코더용 인과 마스크). ``greedy_decode`` 는 매 단계 가장
+확률이 높은 토큰(argmax)을 골라 한 토큰씩 생성합니다. ``nn.Transformer*`` 는 쓸 수 없습니다.
+"""
+
+import torch
+from torch import nn
+
+from decoder import Decoder
+from embedding import TokenEmbedding
+from encoder import Encoder
+from masks import make_causal_mask, make_padding_mask
+from positional_encoding import PositionalEncoding
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer for sequence-to-sequence tasks (인코더-디코더 트랜스포머).
+
+    Args:
+        src_vocab_size, tgt_vocab_size: vocabulary sizes (소스/타깃 어휘 크기).
+        d_model: model width (모델 차원), even and divisible by ``num_heads``.
+        num_heads: attention heads (헤드 수).
+        num_encoder_layers, num_decoder_layers: stack depths (층 수).
+        d_ff: feed-forward hidden width.
+        dropout: dropout probability everywhere (positional encoding, attention, sub-layers).
+        max_len: longest sequence the positional encoding supports.
+        pad_id: id of the padding token in both vocabularies; it is the embeddings'
+            ``padding_idx`` and positions holding it are masked as keys.
+
+    Attributes:
+        src_embed, tgt_embed: ``TokenEmbedding`` (with ``padding_idx=pad_id``).
+        pos_encoding: one ``PositionalEncoding(d_model, max_len, dropout)`` shared by both sides.
+        encoder: ``Encoder`` (Post-LN, as in the paper).
+        decoder: ``Decoder`` (Post-LN).
+        generator: ``nn.Linear(d_model, tgt_vocab_size)``.
+        pad_id: the padding id.
+
+    Raises:
+        ValueError: from the components (odd ``d_model``, ``d_model % num_heads != 0``,
+            ``pad_id`` outside a vocabulary, ...).
+
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3 and figure 1.
+    """
+
+    def __init__(
+        self,
+        src_vocab_size,
+        tgt_vocab_size,
+        d_model=512,
+        num_heads=8,
+        num_encoder_layers=6,
+        num_decoder_layers=6,
+        d_ff=2048,
+        dropout=0.1,
+        max_len=5000,
+        pad_id=0,
+    ):
+        """Create the embeddings, positional encoding, encoder, decoder and generator."""
+        super().__init__()
+        self.pad_id = pad_id
+        self.src_embed = TokenEmbedding(src_vocab_size, d_model, padding_idx=pad_id)
+        self.tgt_embed = TokenEmbedding(tgt_vocab_size, d_model, padding_idx=pad_id)
+        self.pos_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
+        self.encoder = Encoder(num_encoder_layers, d_model, num_heads, d_ff, dropout=dropout)
+        self.decoder = Decoder(num_decoder_layers, d_model, num_heads, d_ff, dropout=dropout)
+        self.generator = nn.Linear(d_model, tgt_vocab_size)
+
+    def encode(self, src: torch.Tensor) -> torch.Tensor:
+        """Encode the source (소스를 인코딩).
+
+        Args:
+            src: ``LongTensor[B, S]`` of source ids (padding = ``pad_id``).
+
+        Returns:
+            memory ``Tensor[B, S, d_model]``.
+        """
+        src_padding = make_padding_mask(src, self.pad_id)
+        return self.encoder(self.pos_encoding(self.src_embed(src)), key_padding_mask=src_padding)
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+        """Decode the target given the encoder output (인코더 출력을 참조해 타깃을 디코딩).
+
+        Args:
+            tgt: ``LongTensor[B, T]`` of target ids, starting with the BOS token.
+            memory: ``Tensor[B, S, d_model]`` from ``encode``.
+            src: the ``LongTensor[B, S]`` that produced ``memory`` (for its padding mask).
+
+        Returns:
+            ``Tensor[B, T, d_model]``; position ``t`` depends only on ``tgt[:, :t+1]``.
+        """
+        causal = make_causal_mask(tgt.shape[1], device=tgt.device)
+        return self.decoder(
+            self.pos_encoding(self.tgt_embed(tgt)),
+            memory,
+            tgt_mask=causal,
+            tgt_key_padding_mask=make_padding_mask(tgt, self.pad_id),
+            memory_key_padding_mask=make_padding_mask(src, self.pad_id),
+        )
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        """Logits for every target position (타깃의 각 위치에 대한 로짓).
+
+        Args:
+            src: ``LongTensor[B, S]``.
+            tgt: ``LongTensor[B, T]`` (teacher forcing input: BOS followed by the shifted target).
+
+        Returns:
+            ``Tensor[B, T, tgt_vocab_size]``.
+        """
+        return self.generator(self.decode(tgt, self.encode(src), src))
+
+    def greedy_decode(self, src: torch.Tensor, bos_id: int, eos_id: int, max_len: int) -> torch.Tensor:
+        """Generate target ids greedily, one token per step (매 단계 argmax 로 한 토큰씩 생성).
+
+        Column 0 is ``bos_id``; each step appends the argmax of the last position's logits. Once a
+        row has produced ``eos_id``, the rest of that row is ``pad_id``. Decoding stops when every
+        row has produced ``eos_id`` or the length (counting the BOS column) reaches ``max_len``.
+        A predicted ``pad_id`` is just a token. The module's train/eval mode is left as it is:
+        call ``eval()`` first for deterministic output. No gradients are recorded.
+
+        (0번 열은 ``bos_id``. 매 단계 마지막 위치 로짓의 argmax 를 붙입니다. ``eos_id`` 를 낸 행은
+        그 뒤를 ``pad_id`` 로 채웁니다. 모든 행이 ``eos_id`` 를 냈거나 길이(BOS 포함)가
+        ``max_len`` 이 되면 멈춥니다. train/eval 모드는 바꾸지 않습니다.)
+
+        Args:
+            src: ``LongTensor[B, S]``.
+            bos_id, eos_id: beginning- and end-of-sequence ids.
+            max_len: maximum output length including the BOS column, ``>= 1``.
+
+        Returns:
+            ``LongTensor[B, L]`` on ``src``'s device with ``1 <= L <= max_len``.
+
+        Raises:
+            ValueError: ``max_len < 1``.
+        """
+        if max_len < 1:
+            raise ValueError(f"max_len must be >= 1, got max_len={max_len}")
+        with torch.no_grad():
+            memory = self.encode(src)
+            ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
+            finished = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+            while ys.shape[1] < max_len and not bool(finished.all()):
+                logits = self.generator(self.decode(ys, memory, src)[:, -1])
+                next_token = logits.argmax(dim=-1)
+                next_token = torch.where(finished, torch.full_like(next_token, self.pad_id), next_token)
+                ys = torch.cat([ys, next_token[:, None]], dim=1)
+                finished = finished | (next_token == eos_id)
+        return ys

@@ -1,0 +1,96 @@
+"""Exercise 10 (bonus): rotary position embedding, RoPE (회전 위치 임베딩).
+
+English
+-------
+Su et al. (2021), "RoFormer: Enhanced Transformer with Rotary Position Embedding": instead of
+adding a position vector, rotate the queries and keys. The features of a head are taken in
+interleaved pairs ``(x[2i], x[2i+1])``; the pair at position ``pos`` is rotated counter-clockwise
+by the angle ``θ = pos * base^(-2i/head_dim)``:
+
+    (a, b) -> (a cos θ - b sin θ,  a sin θ + b cos θ)
+
+Seen as complex numbers, this multiplies ``a + ib`` by ``e^{iθ}``. A rotation keeps the length
+of every vector, and the dot product of a query rotated for position ``m`` with a key rotated for
+position ``n`` depends only on ``m - n``: attention sees relative positions. This is the RoFormer
+(interleaved) layout, not the "rotate half" layout some libraries use.
+
+한국어
+------
+Su 외 (2021) RoFormer: 위치 벡터를 더하는 대신 query 와 key 를 회전시킵니다. 헤드의 특징을
+``(x[2i], x[2i+1])`` 쌍으로 묶고, 위치 ``pos`` 의 쌍을 각도 ``θ = pos * base^(-2i/head_dim)``
+만큼 반시계 방향으로 돌립니다 (위 식; 복소수로 보면 ``e^{iθ}`` 를 곱하는 것). 회전은 벡터의
+길이를 바꾸지 않고, 위치 ``m`` 의 query 와 위치 ``n`` 의 key 의 내적은 ``m - n`` 에만 의존합니다.
+"rotate half" 방식이 아니라 RoFormer 의 교차(interleaved) 배치를 씁니다.
+"""
+
+import torch
+
+
+def rope_angles(head_dim: int, max_len: int, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) of ``θ[pos, i] = pos * base^(-2i/head_dim)`` (회전 각도의 cos, sin 표).
+
+    Args:
+        head_dim: width of one head (헤드 차원), a positive even number.
+        max_len: number of positions ``0..max_len-1`` (위치 개수), ``>= 0``.
+        base: the frequency base, 10000 in RoFormer.
+
+    Returns:
+        ``(cos, sin)``, each a float32 ``Tensor[max_len, head_dim / 2]`` on the CPU (the angles are
+        computed in float64 and the results rounded to float32).
+
+    Raises:
+        ValueError: ``head_dim`` odd or not positive, or ``max_len < 0``.
+
+    Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding", eq. (15).
+    """
+    if head_dim < 2 or head_dim % 2 != 0:
+        raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
+    if max_len < 0:
+        raise ValueError(f"max_len must be >= 0, got max_len={max_len}")
+    inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    theta = torch.arange(max_len, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    return torch.cos(theta).to(torch.float32), torch.sin(theta).to(torch.float32)
+
+
+def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+    """Rotate each interleaved feature pair by its position's angle (특징 쌍을 위치 각도만큼 회전).
+
+    ``(x[..., 2i], x[..., 2i+1]) -> (a cos θ - b sin θ, a sin θ + b cos θ)`` with
+    ``θ = pos * base^(-2i/head_dim)``.
+
+    Args:
+        x: floating ``Tensor[B, H, S, head_dim]`` (any leading dimensions; ``S`` is ``x.shape[-2]``).
+        positions: ``LongTensor[S]`` with the position of each row, default ``0..S-1``
+            (각 행의 위치, 기본값 ``0..S-1``).
+        base: the frequency base.
+
+    Returns:
+        ``Tensor`` with ``x``'s shape, dtype and device. Norms of every ``head_dim`` vector are
+        unchanged, and ``apply_rope(q)[m] · apply_rope(k)[n]`` depends only on ``m - n``.
+
+    Raises:
+        ValueError: ``x`` has fewer than 2 dimensions, ``head_dim`` is odd, or ``positions`` is
+            not of shape ``[S]``.
+
+    Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding", eq. (34).
+    """
+    if x.dim() < 2:
+        raise ValueError(f"x must have shape [..., S, head_dim], got x.shape={tuple(x.shape)}")
+    seq_len, head_dim = x.shape[-2], x.shape[-1]
+    if head_dim % 2 != 0:
+        raise ValueError(f"head_dim must be even, got head_dim={head_dim}")
+    if positions is None:
+        pos = torch.arange(seq_len, dtype=torch.float64)
+    else:
+        if tuple(positions.shape) != (seq_len,):
+            raise ValueError(
+                f"positions must have shape [S] = [{seq_len}], got positions.shape={tuple(positions.shape)}"
+            )
+        pos = positions.detach().to(device="cpu", dtype=torch.float64)
+    inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    theta = pos[:, None] * inv_freq[None, :]
+    cos = torch.cos(theta).to(dtype=x.dtype, device=x.device)
+    sin = torch.sin(theta).to(dtype=x.dtype, device=x.device)
+    a, b = x[..., 0::2], x[..., 1::2]
+    rotated = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1)
+    return rotated.flatten(-2)
