@@ -44,7 +44,9 @@ def _quote(text: str) -> str:
 
 
 def _function_extents(tree: ast.AST, lines: list[str]) -> list[tuple[int, int, int, str]]:
-    """``(first_body_line, last_line, def_col, qualname)`` for every function in ``tree``.
+    """``(first_line, last_line, def_col, qualname)`` for every function in ``tree``.
+
+    ``first_line`` is the line after the ``def`` line.
 
     ``last_line`` extends the function's last statement over the comment-only lines that follow
     it at a deeper indentation than the ``def`` (an ``### END SOLUTION`` marker sits there).
@@ -70,7 +72,7 @@ def _function_extents(tree: ast.AST, lines: list[str]) -> list[tuple[int, int, i
                 # Trailing blank lines do not belong to the function.
                 while last > child.lineno and not lines[last - 1].strip():
                     last -= 1
-                extents.append((child.body[0].lineno, last, child.col_offset, qualname))
+                extents.append((child.lineno + 1, last, child.col_offset, qualname))
                 visit(child, qualname + ".<locals>.")
             elif isinstance(child, ast.ClassDef):
                 visit(child, prefix + child.name + ".")
