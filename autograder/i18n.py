@@ -55,3 +55,8 @@ def _translations(lang: str) -> gettext.NullTranslations:
 def _(message: str) -> str:
     """Translate ``message`` into the current language."""
     return _translations(language()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural form of a message for ``n``, in the current language."""
+    return _translations(language()).ngettext(singular, plural, n)

@@ -13,7 +13,11 @@ Markers:
 Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
 ``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
 derived from the run's seed and the test's id), ``rng`` (a ``torch.Generator`` seeded
-with it), ``partial`` (award a fraction of the points from a passing test).
+with it), ``partial`` (award a fraction of the points from a passing test), ``attach``
+(plot data for the reports, stored under the record's ``extra_data["figures"]``).
+
+A test's name is the first line of its docstring; with ``--tkit-lang ko`` a later line
+``ko: ...`` gives the Korean name.
 
 The results follow Gradescope's results.json schema (``score``, ``execution_time``,
 ``output``, ``tests[]`` with ``name``, ``score``, ``max_score``, ``status``, ``output``,
@@ -132,6 +136,68 @@ def partial(request) -> PartialCredit:
     return credit
 
 
+class Attachments:
+    """Plot data a test attaches to its record (``attach("pe_table", got=table, expected=ref)``).
+
+    Values are stored under ``extra_data["figures"][name]`` of the test's record and drawn by
+    :mod:`autograder.pictures`. Tensors become nested lists of floats; keep them small (at most
+    ``MAX_FIGURE_VALUES`` numbers per figure). Hidden tests' figures are never shown to students.
+    """
+
+    MAX_FIGURE_VALUES = 4096
+
+    def __init__(self):
+        self.figures: dict[str, dict] = {}
+
+    def __call__(self, name: str, **data) -> None:
+        plain = {key: _plain_data(value) for key, value in data.items()}
+        count = sum(_count_numbers(v) for v in plain.values())
+        if count > self.MAX_FIGURE_VALUES:
+            raise ValueError(f"figure {name!r} holds {count} numbers; at most {self.MAX_FIGURE_VALUES} allowed")
+        self.figures[name] = plain
+
+
+def _plain_data(value):
+    """Tensors (and numpy arrays) to nested lists of Python numbers; other values unchanged."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu()
+        return value.double().tolist() if value.is_floating_point() else value.tolist()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain_data(v) for v in value]
+    return value
+
+
+def _count_numbers(value) -> int:
+    if isinstance(value, list):
+        return sum(_count_numbers(v) for v in value)
+    return 1
+
+
+@pytest.fixture
+def attach(request) -> Attachments:
+    """Attach plot data to this test's record (see :class:`Attachments`)."""
+    attachments = Attachments()
+    _session(request).attachments[request.node.nodeid] = attachments
+    return attachments
+
+
+def describe_test(func, fallback: str, lang: str | None) -> str:
+    """A test's name in reports: the first line of its docstring, or, in Korean, the line
+    starting with ``ko:`` when there is one (English first line otherwise)."""
+    lines = [line.strip() for line in (getattr(func, "__doc__", None) or "").strip().splitlines()]
+    if not lines or not lines[0]:
+        return fallback
+    from autograder.i18n import language
+
+    if (lang or language()) == "ko":
+        for line in lines[1:]:
+            if line.lower().startswith("ko:") and line[3:].strip():
+                return line[3:].strip()
+    return lines[0]
+
+
 def _marker_arg(item, name):
     marker = item.get_closest_marker(name)
     return marker.args[0] if marker is not None and marker.args else None
@@ -151,6 +217,7 @@ class GradingSession:
         self.meta: dict[str, dict] = {}
         self.records: dict[str, dict] = {}
         self.partials: dict[str, PartialCredit] = {}
+        self.attachments: dict[str, Attachments] = {}
         self.results: dict | None = None
         self._t0 = time.monotonic()
 
@@ -174,10 +241,9 @@ class GradingSession:
             visibility = _marker_arg(item, "visibility") or Path(str(item.path)).parent.name
             if visibility not in VISIBILITY:
                 raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
-            doc = (getattr(item.obj, "__doc__", None) or "").strip().splitlines()
             self.meta[item.nodeid] = {"exercise": exercise, "points": float(points),
                                       "visibility": visibility,
-                                      "description": doc[0] if doc else item.name}
+                                      "description": describe_test(item.obj, item.name, self.lang)}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
@@ -225,6 +291,9 @@ class GradingSession:
         else:
             score, status = 0.0, "failed"
             output = self._explain(call.excinfo, extra)
+        attachments = self.attachments.get(item.nodeid)
+        if attachments is not None and attachments.figures:
+            extra["figures"] = attachments.figures
         if len(output) > MAX_TEST_OUTPUT:
             output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
         return {
@@ -306,7 +375,14 @@ class GradingSession:
 
 def write_json_atomic(path: Path, data: dict) -> None:
     """Write ``data`` as JSON through a temporary file and a rename."""
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename, so a reader
+    never sees half a file."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

@@ -1,0 +1,322 @@
+"""Feedback and class reports rendered with jinja2 from ``templates/``.
+
+* :func:`render_feedback` -> ``feedback.html`` / ``feedback.md`` for one submission, from its
+  results dict (results.json): total and per-exercise scores, each test with status and points,
+  the named mistake and what to try, and pictures (:mod:`autograder.pictures`).
+* :func:`render_summary` -> ``summary.html`` for a class: score distribution, pass rate of every
+  test, the most common named mistakes, the slowest submissions.
+
+Reports are self-contained: CSS inline, pictures as PNG data URIs, no scripts, no network.
+Hidden tests (visibility ``after_published``) appear by name, status, points and a hint only:
+never their output, source or expected values. Text is translated through
+:mod:`autograder.i18n` (jinja2's i18n extension with the kit's gettext catalog).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import jinja2
+
+from autograder import __version__, exercises, paths
+from autograder.i18n import _, language, ngettext, set_language
+
+HIDDEN = "after_published"
+SLOWEST = 10
+
+
+class ReportError(ValueError):
+    """A results dict lacks what a report needs (names the missing key)."""
+
+
+# -- jinja2 ------------------------------------------------------------------------------------
+def environment(templates: Path | None = None) -> jinja2.Environment:
+    """The jinja2 environment of the report templates (HTML autoescaped, gettext installed)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates or paths.templates_dir())),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False),
+        extensions=["jinja2.ext.i18n"],
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.install_gettext_callables(gettext=lambda s: _(s), ngettext=lambda s, p, n: ngettext(s, p, n),
+                                  newstyle=True)
+    env.filters["points"] = lambda x: f"{float(x):g}"
+    return env
+
+
+def _with_language(lang: str | None, render):
+    """Run ``render()`` with ``lang`` as the current language, restoring the previous one."""
+    from autograder import i18n
+
+    previous = i18n._current.get()
+    set_language(lang or None)
+    try:
+        return render()
+    finally:
+        i18n._current.set(previous)
+
+
+# -- per submission ----------------------------------------------------------------------------
+def picture_labels() -> dict:
+    """Titles and captions of the pictures in the current language; axis labels stay in
+    English technical terms (the same in both languages, and no CJK font needed)."""
+    return {
+        "yours": "yours", "expected": "expected (formula)", "dimension": "dimension i",
+        "position": "position", "query": "query", "key": "key", "epoch": "epoch", "loss": "loss",
+        "originals": "original", "reconstructions": "reconstructed",
+        "pe_table": _("Positional encoding: your table beside the formula"),
+        "pe_table_caption": _("Rows are positions, columns are dimensions. Even columns are sines, odd "
+                              "columns cosines; the stripes get wider to the right."),
+        "attention_padded": _("Attention with padding"),
+        "attention_padded_caption": _("Hatched cells are padded keys: their weights must be 0, and each "
+                                      "row must sum to 1."),
+        "attention_causal": _("Attention with a causal mask"),
+        "attention_causal_caption": _("Hatched cells are future positions: a query may only see keys at or "
+                                      "before its own position."),
+        "ae_reconstructions": _("AutoEncoder: originals and reconstructions"),
+        "ae_reconstructions_caption": _("Top row: held-out digits; bottom row: your model's reconstructions."),
+        "loss_curve": _("Training loss"),
+        "loss_curve_caption": _("Mean training loss of each epoch; it should go down."),
+    }
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for translation (Babel extracts ``N_``) without translating it yet."""
+    return message
+
+
+FAILURE_HINTS = {
+    "missing_file": N_("the module file is missing from the submission"),
+    "syntax_error": N_("the module has a syntax error"),
+    "import_error": N_("importing the module failed"),
+    "not_implemented": N_("a TODO is not implemented yet"),
+    "exception": N_("your code raised an exception"),
+    "crash": N_("your code crashed the process"),
+    "timeout": N_("your code took too long"),
+    "time_limit": N_("the time limit for the whole submission was reached"),
+    "system_exit": N_("your code exited the process"),
+    "encode_error": N_("your code returned a value the grader cannot receive"),
+    "protocol": N_("your code disturbed the grader's process"),
+    "gave_up": N_("the grader gave up after repeated crashes"),
+}
+
+
+def _failure_hint(kind: str) -> str:
+    """A short, translated hint for a SubmissionError kind ('' when unknown)."""
+    return _(FAILURE_HINTS[kind]) if kind in FAILURE_HINTS else ""
+
+
+def _mistake(mistake_id: str | None, output: str = "") -> dict | None:
+    """``{"id", "hint", "convention"}`` of a named mistake, in the current language: from the
+    mistake line the test wrote ("Likely mistake: <hint> [id]"), else from the catalog."""
+    if not mistake_id:
+        return None
+    from autograder import catalog
+
+    try:
+        mutant = catalog.by_id(mistake_id)
+        return {"id": mistake_id, "hint": mutant.hint(language()), "convention": mutant.convention}
+    except KeyError:   # no catalog here (student edition): read the line the grader wrote
+        pass
+    for line in output.splitlines():
+        line = line.rstrip()
+        if line.endswith(f"[{mistake_id}]") and ": " in line:
+            label, hint = line[: -len(mistake_id) - 2].split(": ", 1)
+            return {"id": mistake_id, "hint": hint.strip(), "convention": label.strip() == _("Different convention")}
+    return {"id": mistake_id, "hint": "", "convention": False}
+
+
+def _strip_mistake_line(output: str, mistake_id: str | None) -> str:
+    """The test output without the "Likely mistake: ... [id]" line (the report shows it apart)."""
+    if not mistake_id:
+        return output
+    lines = output.splitlines()
+    kept = [line for line in lines if not line.rstrip().endswith(f"[{mistake_id}]")]
+    return "\n".join(kept)
+
+
+def test_view(test: dict) -> dict:
+    """What a report shows of one test record. Hidden tests: name, status, points, hint only."""
+    extra = test.get("extra_data") or {}
+    exercise = (test.get("tags") or ["?"])[0]
+    name = test.get("name", "")
+    if name.startswith(f"{exercise}: "):
+        name = name[len(exercise) + 2:]
+    hidden = test.get("visibility") == HIDDEN
+    mistake = _mistake(extra.get("mistake"), "" if hidden else test.get("output") or "") \
+        if test.get("status") != "passed" else None
+    view = {
+        "name": name, "exercise": exercise, "status": test.get("status", "failed"),
+        "passed": test.get("status") == "passed", "score": float(test.get("score", 0.0)),
+        "max_score": float(test.get("max_score", 0.0)), "hidden": hidden, "mistake": mistake,
+        "components": list(extra.get("failing_components") or []), "output": "", "hint": "",
+    }
+    if view["passed"]:
+        view["output"] = "" if hidden else (test.get("output") or "")
+        return view
+    if hidden:
+        view["hint"] = (mistake or {}).get("hint") or _failure_hint(extra.get("failure", "")) or \
+            _("see the public tests of this exercise")
+    else:
+        view["output"] = _strip_mistake_line(test.get("output") or "", extra.get("mistake"))
+    return view
+
+
+def feedback_context(results: dict, student: str = "", *, pictures: bool = True) -> dict:
+    """The template context of ``feedback.html``/``feedback.md`` (current language)."""
+    from autograder import pictures as pics
+
+    for key in ("score", "tests", "extra_data"):
+        if key not in results:
+            raise ReportError(f"results lack {key!r}: not a results.json of the kit")
+    extra = results["extra_data"]
+    ko = language() == "ko"
+    views = [test_view(t) for t in results["tests"]]
+    groups = []
+    for ex in exercises.EXERCISES:
+        tests = [v for v in views if v["exercise"] == ex.name]
+        if not tests:
+            continue
+        passed = sum(v["passed"] for v in tests)
+        groups.append({
+            "name": ex.name, "title": ex.title_ko if ko else ex.title_en, "tests": tests,
+            "score": round(sum(v["score"] for v in tests), 4), "max_score": round(sum(v["max_score"] for v in tests), 4),
+            "passed": passed, "total": len(tests),
+            "state": "ok" if passed == len(tests) else ("some" if passed else "none"),
+        })
+    max_score = float(extra.get("max_score") or sum(g["max_score"] for g in groups) or 0.0)
+    figures = dict(extra.get("figures") or {})
+    for test in results["tests"]:   # figures attached by visible tests only
+        if test.get("visibility") != HIDDEN:
+            figures.update((test.get("extra_data") or {}).get("figures") or {})
+    return {
+        "student": student or Path(str(extra.get("submission", ""))).stem,
+        "lang": language(), "score": float(results["score"]), "max_score": max_score,
+        "percent": round(100 * float(results["score"]) / max_score) if max_score else 0,
+        "exercises": groups, "failing": [v for v in views if not v["passed"]],
+        "pictures": pics.render(figures, picture_labels()) if pictures else [],
+        "picture_problems": extra.get("figure_problems") or {},
+        "seed": extra.get("seed"), "kit_version": extra.get("kit_version", __version__),
+        "execution_time": results.get("execution_time"),
+        "error": results.get("error", ""),
+    }
+
+
+def error_results(message: str, submission: str = "") -> dict:
+    """A results dict for a submission that could not be graded at all (e.g. a broken zip)."""
+    return {"score": 0.0, "execution_time": 0.0, "output": message, "error": message, "tests": [],
+            "extra_data": {"kit_version": __version__, "max_score": exercises.total_points(),
+                           "exercises": {}, "submission": submission}}
+
+
+def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang: str | None = None,
+                    pictures: bool = True) -> str:
+    """``feedback.html`` (``fmt="html"``) or ``feedback.md`` (``fmt="md"``) as text."""
+    if fmt not in ("html", "md"):
+        raise ValueError(f"fmt must be 'html' or 'md', got {fmt!r}")
+
+    def render():
+        context = feedback_context(results, student, pictures=pictures and fmt == "html")
+        return environment().get_template(f"feedback.{fmt}").render(**context)
+
+    return _with_language(lang, render)
+
+
+def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str | None = None,
+                   pictures: bool = True) -> tuple[Path, Path]:
+    """Write ``out_dir/feedback.html`` and ``out_dir/feedback.md``; returns their paths."""
+    from autograder.plugin import write_text_atomic
+
+    out_dir = Path(out_dir)
+    html_path, md_path = out_dir / "feedback.html", out_dir / "feedback.md"
+    write_text_atomic(html_path, render_feedback(results, "html", student=student, lang=lang, pictures=pictures))
+    write_text_atomic(md_path, render_feedback(results, "md", student=student, lang=lang, pictures=False))
+    return html_path, md_path
+
+
+# -- per class ----------------------------------------------------------------------------------
+def summary_context(class_results: dict[str, dict]) -> dict:
+    """The template context of ``summary.html`` from ``{student id: results}`` (results of
+    submissions that could not be graded carry an ``error``)."""
+    from autograder import pictures as pics
+
+    graded = {sid: r for sid, r in class_results.items() if not r.get("error")}
+    errors = {sid: r["error"] for sid, r in class_results.items() if r.get("error")}
+    scores = [float(r["score"]) for r in graded.values()]
+    max_score = max((float(r["extra_data"].get("max_score") or 0) for r in graded.values()), default=0.0)
+    tests: dict[str, dict] = {}
+    mistakes: Counter = Counter()
+    for sid, results in graded.items():
+        seen = set()
+        for test in results["tests"]:
+            extra = test.get("extra_data") or {}
+            key = extra.get("nodeid") or test["name"]
+            row = tests.setdefault(key, {"view": test_view(test), "passed": 0, "total": 0})
+            row["total"] += 1
+            row["passed"] += test.get("status") == "passed"
+            if test.get("status") != "passed" and extra.get("mistake") and extra["mistake"] not in seen:
+                seen.add(extra["mistake"])
+                mistakes[extra["mistake"]] += 1
+    test_rows = [{**row["view"], "passed_n": row["passed"], "total_n": row["total"],
+                  "rate": round(100 * row["passed"] / row["total"]) if row["total"] else 0}
+                 for row in tests.values()]
+    order = {name: i for i, name in enumerate(exercises.NAMES)}
+    test_rows.sort(key=lambda r: (order.get(r["exercise"], 99), r["rate"]))
+    slowest = sorted(graded.items(), key=lambda kv: -float(kv[1].get("execution_time") or 0))[:SLOWEST]
+    return {
+        "lang": language(), "kit_version": __version__, "n": len(class_results), "n_graded": len(graded),
+        "errors": errors, "max_score": max_score,
+        "stats": _stats(scores),
+        "histogram": pics.draw_histogram(scores, max_score) if scores else "",
+        "exercise_means": _exercise_means(graded),
+        "tests": test_rows,
+        "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}
+                     for mid, n in mistakes.most_common()],
+        "slowest": [{"student": sid, "seconds": float(r.get("execution_time") or 0), "score": float(r["score"])}
+                    for sid, r in slowest],
+        "students": sorted(((sid, float(r["score"])) for sid, r in graded.items()), key=lambda x: x[0]),
+    }
+
+
+def _stats(scores: list[float]) -> dict:
+    if not scores:
+        return {}
+    return {"mean": round(statistics.fmean(scores), 2), "median": round(statistics.median(scores), 2),
+            "min": min(scores), "max": max(scores),
+            "stdev": round(statistics.pstdev(scores), 2)}
+
+
+def _exercise_means(graded: dict[str, dict]) -> list[dict]:
+    ko = language() == "ko"
+    rows = []
+    for ex in exercises.EXERCISES:
+        got = [r["extra_data"].get("exercises", {}).get(ex.name) for r in graded.values()]
+        got = [g for g in got if g]
+        if not got:
+            continue
+        mean = statistics.fmean(g["score"] for g in got)
+        top = max(g["max_score"] for g in got)
+        rows.append({"name": ex.name, "title": ex.title_ko if ko else ex.title_en, "mean": round(mean, 2),
+                     "max_score": top, "percent": round(100 * mean / top) if top else 0,
+                     "full": sum(g["score"] >= g["max_score"] for g in got), "n": len(got)})
+    return rows
+
+
+def _mistake_exercise(mistake_id: str) -> str:
+    from autograder import catalog
+
+    try:
+        return catalog.by_id(mistake_id).exercise
+    except KeyError:
+        return ""
+
+
+def render_summary(class_results: dict[str, dict], *, lang: str | None = None) -> str:
+    """``summary.html`` as text (see :func:`summary_context`)."""
+    return _with_language(lang, lambda: environment().get_template("summary.html").render(
+        **summary_context(class_results)))
