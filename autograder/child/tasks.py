@@ -29,3 +29,25 @@ def run(name: str, *args, **kwargs):
 def ping(value=None):
     """Echo ``value`` (a health check for the engine's own tests)."""
     return value
+
+
+def _noncontiguous(value):
+    """``value`` as a non-contiguous view with the same values (floating tensors of 2+ elements)."""
+    import torch
+
+    if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 1:
+        # every other element of a buffer twice as wide: same values, stride 2 on the last axis
+        return torch.stack((value, torch.zeros_like(value)), dim=-1)[..., 0]
+    return value
+
+
+@task
+def call_noncontiguous(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with the floating tensor arguments made non-contiguous.
+
+    Tensors always arrive in the child contiguous; this lets the suites check that a
+    submission does not rely on ``.view`` of its inputs.
+    """
+    args = tuple(_noncontiguous(a) for a in args)
+    kwargs = {k: _noncontiguous(v) for k, v in kwargs.items()}
+    return fn(*args, **kwargs)

@@ -1,0 +1,47 @@
+"""Known mistakes of exercise 6, ``feed_forward.py`` (see :mod:`autograder.catalog`)."""
+
+from autograder.catalog import Mutant
+
+_FORWARD = "return self.linear2(self.dropout(F.relu(self.linear1(x))))"
+
+MUTANTS = [
+    Mutant(
+        id="ffn_no_relu",
+        exercise="feed_forward",
+        hint_en="there is no ReLU between the two linear layers (FFN(x) = max(0, x W1 + b1) W2 + b2)",
+        hint_ko="두 선형층 사이에 ReLU 가 없습니다 (FFN(x) = max(0, x W1 + b1) W2 + b2)",
+        replace=((_FORWARD, "return self.linear2(self.dropout(self.linear1(x)))"),),
+    ),
+    Mutant(
+        id="ffn_gelu",
+        exercise="feed_forward",
+        hint_en="the activation is GELU (as in BERT/GPT); this exercise follows the paper and "
+                "nn.TransformerEncoderLayer's default: ReLU",
+        hint_ko="활성화 함수로 GELU 를 썼습니다 (BERT/GPT 방식). 이 과제는 논문과 nn.TransformerEncoderLayer 기본값대로 "
+                "ReLU 를 씁니다",
+        replace=((_FORWARD, "return self.linear2(self.dropout(F.gelu(self.linear1(x))))"),),
+    ),
+    Mutant(
+        id="ffn_relu_after_output",
+        exercise="feed_forward",
+        hint_en="the ReLU is applied after linear2; it belongs between linear1 and linear2",
+        hint_ko="ReLU 를 linear2 뒤에 적용했습니다. linear1 과 linear2 사이에 있어야 합니다",
+        replace=((_FORWARD, "return F.relu(self.linear2(self.dropout(self.linear1(x))))"),),
+    ),
+    Mutant(
+        id="ffn_dropout_in_eval",
+        exercise="feed_forward",
+        hint_en="dropout is active in eval mode (F.dropout with training=True); use self.dropout (an nn.Dropout), "
+                "which follows model.train()/model.eval()",
+        hint_ko="eval 모드에서도 드롭아웃이 적용됩니다 (training=True 인 F.dropout). model.train()/eval() 을 따르는 "
+                "self.dropout(nn.Dropout) 을 쓰세요",
+        replace=((_FORWARD, "return self.linear2(F.dropout(F.relu(self.linear1(x)), p=self.dropout.p, training=True))"),),
+    ),
+    Mutant(
+        id="ffn_dropout_missing",
+        exercise="feed_forward",
+        hint_en="dropout is never applied, not even in training mode: put self.dropout between ReLU and linear2",
+        hint_ko="학습 모드에서도 드롭아웃이 적용되지 않습니다. ReLU 와 linear2 사이에 self.dropout 을 넣으세요",
+        replace=((_FORWARD, "return self.linear2(F.relu(self.linear1(x)))"),),
+    ),
+]
