@@ -125,25 +125,30 @@ def plugin_key():
 
 
 @contextlib.contextmanager
-def prepared(path: Path):
+def prepared(path: Path, notes: list[str] | None = None):
     """Yield a folder holding the submission's modules: the folder itself, or a
-    temporary one with a .zip's (or notebooks') contents. Raises SubmissionFormatError."""
+    temporary one with a .zip's (or notebooks') contents. Raises SubmissionFormatError.
+
+    Notebooks named after an exercise (``masks.ipynb``) become modules (``masks.py``)
+    through :mod:`autograder.notebooks`; a ``.py`` of the same name wins over its notebook.
+    What the conversion removed or ignored is appended to ``notes`` (warnings for the results).
+    """
     path = Path(path)
+    notes = [] if notes is None else notes
     if path.is_dir():
-        notebooks = sorted(path.glob("*.ipynb"))
-        if notebooks and not any((path / f"{nb.stem}.py").exists() for nb in notebooks):
+        if _notebooks_to_convert(path):
             with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
-                _copy_with_notebooks(path, Path(tmp))
+                _copy_with_notebooks(path, Path(tmp), notes)
                 yield Path(tmp)
             return
         yield path
     elif path.suffix == ".zip" and path.is_file():
         with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
-            extract_zip(path, Path(tmp))
+            extract_zip(path, Path(tmp), notes)
             yield _submission_root(Path(tmp))
     elif path.suffix == ".ipynb" and path.is_file():
         with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
-            _convert_notebook(path, Path(tmp) / f"{path.stem}.py")
+            _convert_notebook(path, Path(tmp) / f"{path.stem}.py", notes)
             yield Path(tmp)
     elif not path.exists():
         raise SubmissionFormatError(f"submission {path} does not exist")
@@ -151,33 +156,48 @@ def prepared(path: Path):
         raise SubmissionFormatError(f"submission {path} is not a folder, a .zip or a .ipynb file")
 
 
-def _copy_with_notebooks(src: Path, dest: Path) -> None:
+def _notebooks_to_convert(folder: Path) -> list[Path]:
+    """The notebooks of ``folder`` named after an exercise that have no ``.py`` beside them."""
+    return [nb for nb in sorted(folder.glob("*.ipynb"))
+            if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()]
+
+
+def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
     for entry in src.iterdir():
         if entry.suffix == ".py" and entry.is_file():
             shutil.copyfile(entry, dest / entry.name)
-        elif entry.suffix == ".ipynb" and entry.is_file():
-            _convert_notebook(entry, dest / f"{entry.stem}.py")
+            if entry.with_suffix(".ipynb").is_file():
+                notes.append(f"{entry.stem}.ipynb: ignored, {entry.name} is graded instead "
+                             f"({entry.name} 파일을 대신 채점합니다)")
+    for nb in _notebooks_to_convert(src):
+        _convert_notebook(nb, dest / f"{nb.stem}.py", notes)
 
 
-def _convert_notebook(nb_path: Path, out: Path) -> None:
+def _convert_notebook(nb_path: Path, out: Path, notes: list[str] | None = None) -> None:
+    from autograder import notebooks
+
     try:
-        from autograder import notebooks
-    except ImportError:
-        raise SubmissionFormatError(f"{nb_path.name}: notebook submissions are not supported yet") from None
-    out.write_text(notebooks.notebook_to_source(nb_path), encoding="utf-8")
+        converted = notebooks.convert(nb_path)
+    except notebooks.NotebookError as exc:
+        raise SubmissionFormatError(str(exc)) from None
+    if notes is not None:
+        notes.extend(converted.warnings)
+    out.write_text(converted.source, encoding="utf-8")
 
 
 def _submission_root(folder: Path) -> Path:
     """The folder inside an extracted zip that holds the modules (zips often wrap one folder)."""
     names = set(exercises.NAMES)
     candidates = [folder] + sorted(p for p in folder.rglob("*") if p.is_dir() and "__MACOSX" not in p.parts)
-    best = max(candidates, key=lambda d: sum((d / f"{n}.py").is_file() for n in names))
+    best = max(candidates, key=lambda d: sum((d / f"{n}.py").is_file() or (d / f"{n}.ipynb").is_file()
+                                             for n in names))
     return best
 
 
-def extract_zip(zip_path: Path, dest: Path) -> None:
+def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> None:
     """Extract ``.py``/``.ipynb`` members safely (no absolute paths, no ``..``, no links,
-    bounded size and count). Raises SubmissionFormatError on a bad archive."""
+    bounded size and count); notebooks named after an exercise become modules (their
+    warnings go to ``notes``). Raises SubmissionFormatError on a bad archive."""
     try:
         with zipfile.ZipFile(zip_path) as zf:
             members = zf.infolist()
@@ -198,18 +218,27 @@ def extract_zip(zip_path: Path, dest: Path) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(target, "wb") as out:
                     shutil.copyfileobj(src, out)
-                if target.suffix == ".ipynb":
-                    _convert_notebook(target, target.with_suffix(".py"))
+            for nb in sorted(dest.rglob("*.ipynb")):
+                if nb.stem in exercises.BY_NAME and not nb.with_suffix(".py").exists():
+                    _convert_notebook(nb, nb.with_suffix(".py"), notes)
     except zipfile.BadZipFile as exc:
         raise SubmissionFormatError(f"{zip_path.name}: not a valid zip file ({exc})") from None
 
 
 def grade_submission(path: Path, out_dir: Path | None = None, **options) -> dict:
     """Grade the submission at ``path`` (folder, .zip or .ipynb) and, with ``out_dir``,
-    write ``out_dir/results.json``. ``options`` go to :func:`run_suites`."""
-    with prepared(Path(path)) as folder:
+    write ``out_dir/results.json``. ``options`` go to :func:`run_suites`.
+
+    ``results["extra_data"]["warnings"]`` lists what preparing the submission removed or
+    ignored (IPython magics in notebooks, a notebook shadowed by its ``.py``); they are
+    also appended to ``results["output"]``."""
+    notes: list[str] = []
+    with prepared(Path(path), notes) as folder:
         results = run_suites(folder, **options)
     results["extra_data"]["submission"] = str(path)
+    results["extra_data"]["warnings"] = notes
+    if notes:
+        results["output"] = "\n".join([results["output"], *(f"warning: {n}" for n in notes)])
     if out_dir is not None:
         write_json_atomic(Path(out_dir) / "results.json", results)
     return results

@@ -38,6 +38,8 @@ def command(exercise, path, json_path, lang, seed):
     except grading.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
     print_results(results)
+    for note in results["extra_data"].get("warnings", []):
+        click.echo(f"warning: {note}")
     if json_path:
         json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     sys.exit(0 if all(t["status"] == "passed" for t in results["tests"]) else 1)

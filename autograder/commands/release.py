@@ -1,0 +1,27 @@
+"""``tkit release``: write the student edition of the kit (see :mod:`autograder.release`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command(name="release")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write the student edition into (must be new or empty).")
+@click.option("--force", is_flag=True, help="Replace OUT if it already exists.")
+def command(out, force):
+    """Write the student edition: stubs, public tests, the CLI and the engine `tkit check` needs.
+
+    It holds no solution code, no hidden tests and no mistake catalog; the finished folder is
+    scanned for them and deleted if anything is found.
+    """
+    from autograder import release
+
+    try:
+        edition = release.build_edition(out, force=force)
+    except (release.ReleaseError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote the student edition ({len(edition.files)} files) to {edition.root}")
+    click.echo(f"students: cd {edition.root} && pip install -e . && tkit check")
