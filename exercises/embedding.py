@@ -7,13 +7,16 @@ A Transformer cannot work on integer token ids directly: each id is looked up in
 table (``nn.Embedding``) and becomes a ``d_model``-wide vector. Vaswani et al. (2017),
 "Attention Is All You Need", section 3.4, multiply the looked-up vectors by ``sqrt(d_model)``
 so that they have a scale comparable to the positional encodings that are added next.
+``InputEmbeddings`` is another name for ``TokenEmbedding`` (the name one of the source tutorials
+uses); both names refer to the same class.
 
 한국어
 ------
 Transformer 는 정수 토큰 id 를 그대로 다룰 수 없습니다. 각 id 를 학습되는 표
 (``nn.Embedding``)에서 찾아 ``d_model`` 차원의 벡터로 바꿉니다. Vaswani 외 (2017)
 "Attention Is All You Need" 3.4절은 찾아온 벡터에 ``sqrt(d_model)`` 을 곱해, 뒤에서 더해지는
-위치 인코딩과 비슷한 크기가 되도록 합니다.
+위치 인코딩과 비슷한 크기가 되도록 합니다. ``InputEmbeddings`` 는 ``TokenEmbedding`` 의 다른
+이름(소스 튜토리얼이 쓰는 이름)이며 같은 클래스입니다.
 """
 
 import math

@@ -85,8 +85,9 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
     Args:
         scores: floating ``Tensor[..., S_k]``.
         mask: ``None`` (plain softmax) or a ``BoolTensor`` broadcastable to ``scores``
-            (True = blocked). A floating (additive) mask is accepted too: it is added to the
-            scores, and positions that end up at ``-inf`` count as blocked.
+            (True = blocked). Optional extra (선택 사항): the reference also accepts a floating
+            (additive) mask, added to the scores, where positions that end up at ``-inf`` count
+            as blocked; the tests pass boolean masks only.
         dim: the axis to normalise over (정규화 축), default ``-1``.
 
     Returns:
@@ -121,8 +122,9 @@ def combine_masks(
     Args:
         attn_mask: ``BoolTensor[S_q, S_k]`` or ``None`` (e.g. the causal mask).
         key_padding_mask: ``BoolTensor[B, S_k]`` or ``None`` (e.g. the padding mask).
-            Floating (additive) masks are accepted too; if either mask is floating, the result
-            is the floating sum, with True of a bool mask turned into ``-inf``.
+            Optional extra (선택 사항): the reference also accepts floating (additive) masks; if
+            either mask is floating, the result is the floating sum, with True of a bool mask
+            turned into ``-inf``. The tests pass boolean masks only.
 
     Returns:
         ``BoolTensor`` of the shape above, or ``None``.

@@ -154,9 +154,10 @@ class MultiHeadAttention(nn.Module):
             key: ``Tensor[B, S_k, D]``.
             value: ``Tensor[B, S_k, D]``.
             key_padding_mask: ``BoolTensor[B, S_k]`` or ``None``; True = that key is padding.
-            attn_mask: ``BoolTensor[S_q, S_k]`` or ``None``; True = blocked. As in PyTorch, a
-                3-D ``[B*num_heads, S_q, S_k]`` mask (one per batch element and head) and float
-                (additive) masks are accepted too.
+            attn_mask: ``BoolTensor[S_q, S_k]`` or ``None``; True = blocked. The reference, like
+                PyTorch, also accepts a 3-D ``[B*num_heads, S_q, S_k]`` mask (one per batch element
+                and head) and float (additive) masks; that is optional, the tests pass 2-D boolean
+                masks only (선택 사항).
             need_weights: return the attention weights (가중치 반환 여부).
             average_attn_weights: average the weights over heads (헤드 평균 여부).
 

@@ -13,6 +13,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
+if str(REPO_ROOT) not in sys.path:  # ``autograder`` importable even without an installed kit
+    sys.path.insert(0, str(REPO_ROOT))
 REFERENCE_MODULES = (
     "embedding",
     "positional_encoding",
