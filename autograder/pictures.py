@@ -141,6 +141,22 @@ def collect_for_submission(folder: Path, names=None, timeout: float = 60.0) -> t
         remote.close()
 
 
+def add_to_results(submission: Path, results: dict, names=None) -> None:
+    """Collect the pictures' data of the submission at ``submission`` (folder, .zip or notebook)
+    into ``results["extra_data"]["figures"]`` (and ``figure_problems``: why a figure is missing)."""
+    from autograder import grading
+
+    try:
+        with grading.prepared(Path(submission)) as folder:
+            figures, problems = collect_for_submission(folder, names)
+    except grading.SubmissionFormatError:
+        return
+    extra = results.setdefault("extra_data", {})
+    extra.setdefault("figures", {}).update(figures)
+    if problems:
+        extra["figure_problems"] = problems
+
+
 def _rows(tensor) -> list:
     return [[round(float(x), 6) for x in row] for row in tensor.detach().double().cpu().tolist()]
 

@@ -29,10 +29,19 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
 @click.option("--exercise", "names", multiple=True, help="Grade only this exercise (repeatable).")
 @click.option("--seed", type=int, default=None, help="Seed of the hidden tests (default: a fresh one per run).")
 @click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the feedback.")
-def command(submissions, class_dir, out_dir, public_only, names, seed, lang):
-    """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir."""
-    import secrets
+@click.option("--gradebook", "gradebook_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="SQLite gradebook to record into [default: OUT/gradebook.sqlite].")
+@click.option("--resume", is_flag=True,
+              help="Regrade only submissions whose content, kit version or options changed since the "
+                   "gradebook recorded them (reuses the gradebook's seed unless --seed is given).")
+@click.option("--pictures/--no-pictures", default=True, show_default=True,
+              help="Draw the feedback pictures by running the student's functions once more (no points).")
+def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures):
+    """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
 
+    Writes OUT/<student>/results.json, feedback.html and feedback.md, and for the class
+    OUT/grades.csv, OUT/summary.html and the gradebook.
+    """
     from autograder import batch, exercises, i18n
 
     i18n.set_language(lang)
@@ -50,11 +59,19 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang):
     if len(set(ids)) != len(ids):
         raise click.UsageError("two submissions have the same student id: " +
                                ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
-    seed = seed if seed is not None else secrets.randbelow(2**31)
     visibility = ("public",) if public_only else ("public", "hidden")
+    from autograder.records import ClassRecords
+
+    records = ClassRecords(out_dir, options=dict(visibility=visibility, names=names or None),
+                           gradebook_path=gradebook_path, lang=lang, pictures=pictures)
+    seed = records.seed(seed, resume)
+    all_todo, todo = todo, records.plan(todo, resume)
+    if resume:
+        click.echo(f"resume: {len(all_todo) - len(todo)} unchanged submission(s) kept from the gradebook")
     failures = []
 
     def on_result(sid, path, results):
+        records.on_result(sid, path, results)
         if isinstance(results, Exception):
             failures.append(sid)
             click.echo(f"{sid:<24} error: {results}")
@@ -64,5 +81,10 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang):
                    f"({results['execution_time']:.1f} s)")
 
     options = dict(visibility=visibility, names=names or None, seed=seed, lang=lang)
-    batch.grade_many(todo, out_dir, options=options, on_result=on_result)
+    try:
+        batch.grade_many(todo, out_dir, options=options, on_result=on_result)
+        csv_path, summary_path = records.finish()
+    finally:
+        records.close()
     click.echo(f"graded {len(todo) - len(failures)} submission(s) into {out_dir} (seed {seed})")
+    click.echo(f"wrote {csv_path}, {summary_path} and {records.book.path}")
