@@ -1,16 +1,28 @@
 """Starting, talking to and killing the child process that runs student code.
 
-The parent side of the trust boundary. :class:`ChildProcess` owns one child:
-it copies the submission and the child package (:mod:`autograder.child`, nothing
-else of the kit) into a fresh scratch directory, starts
-``python -I -c <bootstrap>`` there in its own process group with a scrubbed
-environment, and exchanges :mod:`autograder.child.wire` messages over a private
-pipe pair. Every wait has a deadline; while waiting, the child's stdout/stderr is
-drained into a bounded buffer so a flood can neither block nor exhaust the parent.
+The parent side of the trust boundary. :class:`ChildProcess` owns one child: it copies the
+submission's ``.py`` files into a fresh scratch directory, has a child started on them and
+exchanges :mod:`autograder.child.wire` messages over a private pipe pair. Every wait has a
+deadline; while waiting, the child's stdout/stderr is drained into a bounded buffer so a flood
+can neither block nor exhaust the parent.
 
-Limits applied by the child to itself before any student code runs (rlimits;
-``RLIMIT_DATA`` rather than ``RLIMIT_AS``, because importing torch maps about 3 GB
-of address space): memory, CPU seconds, file size, open files.
+Two launchers (:func:`launcher`):
+
+``zygote`` (Linux, the default there)
+    A per-process fork server (:mod:`autograder.zygote`) that imported torch once forks the
+    child, which then enters new mount/PID/network/IPC/UTS namespaces, pivots into a private
+    root (system and Python directories read-only, the submission read-only, a size-capped
+    ``tmpfs`` as the only writable place), drops to an unprivileged uid of its own when run as
+    root, and applies its rlimits (see :mod:`autograder.child.jail`). Start-up costs a fork,
+    not an ``import torch``. Killing it ends its PID namespace: nothing it started survives.
+``spawn`` (elsewhere, or ``TKIT_SANDBOX=spawn``)
+    ``python -I -c <bootstrap>`` in its own process group with rlimits only (the protections
+    this platform lacks are reported by ``tkit doctor`` and :func:`protection_warning`).
+
+Limits are rlimits applied by the child to itself before any student code runs
+(``RLIMIT_DATA`` rather than ``RLIMIT_AS``, because importing torch maps about 3 GB of address
+space): memory, CPU seconds, file size, processes, open files; plus the parent's wall-clock
+deadlines per request.
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ BOOTSTRAP = (
 )
 MAX_OUTPUT_KEEP = 16 * 1024          # bytes of child output kept per call (head + tail)
 MAX_OUTPUT_FLOOD = 64 * 1024 * 1024  # bytes in one call before the child is killed
+LAUNCHERS = ("zygote", "spawn")
 
 
 @dataclass
@@ -43,16 +56,39 @@ class Limits:
     """Resource limits of one child. Times in seconds, sizes in bytes."""
 
     call_timeout: float = 20.0        # wall time of one request (a forward, a function call)
-    startup_timeout: float = 60.0     # wall time to import torch and answer hello
+    startup_timeout: float = 60.0     # wall time to start the child and answer hello
     memory_bytes: int = 6 * 1024**3   # RLIMIT_DATA (heap); torch itself needs ~1 GB
     cpu_seconds: int = 900            # RLIMIT_CPU for the child's whole life
     file_bytes: int = 64 * 1024**2    # RLIMIT_FSIZE: largest file the child may write
     open_files: int = 256             # RLIMIT_NOFILE
+    nproc: int = 64                   # RLIMIT_NPROC: processes and threads (a private uid's, when root)
+    work_bytes: int = 256 * 1024**2   # size of the writable tmpfs (zygote launcher with namespaces)
 
     def child_view(self) -> dict:
         """The limits the child applies to itself."""
         data = asdict(self)
-        return {k: data[k] for k in ("memory_bytes", "cpu_seconds", "file_bytes", "open_files")}
+        return {k: data[k] for k in ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "nproc")}
+
+
+def launcher() -> str:
+    """``TKIT_SANDBOX`` (``zygote`` or ``spawn``), else ``zygote`` on Linux, ``spawn`` elsewhere.
+    Raises ValueError for another value."""
+    choice = os.environ.get("TKIT_SANDBOX", "").strip().lower()
+    if choice and choice not in LAUNCHERS:
+        raise ValueError(f"TKIT_SANDBOX must be one of {', '.join(LAUNCHERS)}, got {choice!r}")
+    if choice:
+        return choice
+    return "zygote" if sys.platform.startswith("linux") and hasattr(os, "pidfd_open") else "spawn"
+
+
+def hidden_paths() -> list[str]:
+    """Host paths a child must never see: the kit package (suites, hidden tests), the reference
+    solutions, the kit's own tests and its git history."""
+    from autograder import paths
+
+    root = paths.kit_root()
+    candidates = [paths.PACKAGE_DIR, paths.solutions_dir(), root / ".git", root / "tests"]
+    return sorted({str(Path(p).resolve()) for p in candidates if p is not None and Path(p).exists()})
 
 
 class ChildDied(Exception):
@@ -122,81 +158,122 @@ def copy_submission(src: Path, dest: Path, max_bytes: int = 8 * 1024**2) -> None
                 shutil.copyfile(entry, dest / entry.name)
 
 
+class SpawnedChild:
+    """A child started with ``python -I -c <bootstrap>`` (the ``spawn`` launcher): a thin
+    wrapper of :class:`subprocess.Popen` with the interface of :class:`ForkedChild`."""
+
+    def __init__(self, scratch: Path, submission: Path, work: Path, limits: "Limits",
+                 req_r: int, resp_w: int, out_w: int):
+        runtime = scratch / "_tkit_runtime"
+        shutil.copytree(CHILD_PACKAGE, runtime / "_tkit_child", ignore=shutil.ignore_patterns("__pycache__"))
+        self.popen = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(runtime), str(req_r), str(resp_w),
+             str(submission), json.dumps(limits.child_view())],
+            cwd=work, env=clean_env(scratch), stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
+            pass_fds=(req_r, resp_w), start_new_session=True,
+        )
+        self.pid = self.popen.pid
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float) -> int:
+        """The exit code (negative: killed by that signal); raises subprocess.TimeoutExpired."""
+        return self.popen.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        """SIGKILL the child's process group (a daemon that called setsid() escapes it)."""
+        for _ in range(2):
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                return
+
+    def release(self) -> None:
+        """Nothing to release: Popen holds no descriptor of ours."""
+
+
 class ChildProcess:
     """One running child serving requests for one submission folder.
 
     ``request(op, timeout=None, tensors=None, **fields)`` sends a request and returns
     ``(reply, tensors)``; it raises :class:`ChildDied` (crash, signal, timeout, output
     flood: the child is gone afterwards) or :class:`ProtocolError` (the child is
-    killed too). ``output`` of the last request is in ``last_output``.
+    killed too). ``output`` of the last request is in ``last_output``; ``launcher`` says
+    which launcher started it.
     """
 
     def __init__(self, submission: Path, limits: Limits | None = None):
         self.limits = limits or Limits()
+        self.launcher = launcher()
         self.scratch = Path(tempfile.mkdtemp(prefix="tkit-child-"))
-        runtime = self.scratch / "_tkit_runtime"
-        shutil.copytree(CHILD_PACKAGE, runtime / "_tkit_child",
-                        ignore=shutil.ignore_patterns("__pycache__"))
         self.submission = self.scratch / "submission"
         copy_submission(Path(submission), self.submission)
         work = self.scratch / "work"
         work.mkdir()
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(runtime), str(req_r), str(resp_w),
-             str(self.submission), json.dumps(self.limits.child_view())],
-            cwd=work, env=clean_env(self.scratch), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(req_r, resp_w),
-            start_new_session=True,
-        )
-        os.close(req_r)
-        os.close(resp_w)
-        self._out_fd = self.proc.stdout.fileno()
+        self._out_fd, out_w = os.pipe()
+        try:
+            if self.launcher == "zygote":
+                from autograder import zygote
+
+                (self.scratch / "root").mkdir()
+                self.proc = zygote.ForkedChild(self.scratch, self.submission, work, self.limits,
+                                               req_r, resp_w, out_w)
+            else:
+                self.proc = SpawnedChild(self.scratch, self.submission, work, self.limits, req_r, resp_w, out_w)
+        except BaseException:
+            for fd in (self._req_w, self._resp_r, self._out_fd):
+                os.close(fd)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
+        finally:
+            for fd in (req_r, resp_w, out_w):
+                os.close(fd)
         os.set_blocking(self._out_fd, False)
         self._next_id = 0
         self.last_output = ""
         self.dead: ChildDied | None = None
         self._timeout = self.limits.call_timeout
+        self._closed = False
 
     # -- lifecycle ---------------------------------------------------------------
     def wait_ready(self) -> dict:
-        """Block until the child has imported torch and answered ``hello``."""
+        """Block until the child is ready and answered ``hello``; returns its facts
+        (``pid``, ``torch``, ``python`` and, from the zygote launcher, ``sandbox``)."""
         reply, tensors = self.request("hello", timeout=self.limits.startup_timeout)
         if not reply.get("ok"):
             raise ProtocolError("the child failed to start")
         try:
-            return wire.decode(reply.get("value"), tensors)
+            info = wire.decode(reply.get("value"), tensors)
         except wire.WireError as exc:
             raise ProtocolError(f"bad hello: {exc}") from None
+        if isinstance(info, dict):
+            info["launcher"] = self.launcher
+        return info
 
     def kill(self) -> None:
-        """Kill the child's whole process group and remove its scratch directory."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        else:
-            try:  # anything left in the group (a daemon that escaped the leader's death)
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for fd in (self._req_w, self._resp_r):
+        """Kill the child and everything it started; remove its scratch directory."""
+        if self._closed:
+            return
+        self._closed = True
+        self.proc.kill()
+        self.proc.release()
+        for fd in (self._req_w, self._resp_r, self._out_fd):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.proc.stdout.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
         """Ask the child to exit, then make sure it is gone."""
-        if self.dead is None and self.proc.poll() is None:
+        if self.dead is None and not self._closed and self.proc.poll() is None:
             try:
                 wire.write_all(self._req_w, wire.pack({"op": "exit"}))
                 self.proc.wait(timeout=2)

@@ -44,8 +44,9 @@ MAX_LIST = 10_000
 class Server:
     """Holds the refs handed to the parent and dispatches requests."""
 
-    def __init__(self, submission: str):
+    def __init__(self, submission: str, info: dict | None = None):
         self.submission = os.path.realpath(submission)
+        self.info = dict(info or {})  # extra facts for ``hello`` (the sandbox's protections)
         self.refs: dict[int, object] = {}
         self.next_id = itertools.count(1)
 
@@ -88,7 +89,8 @@ class Server:
         if op == "hello":
             import torch
 
-            return {"pid": os.getpid(), "torch": str(torch.__version__), "python": sys.version.split()[0]}
+            return {"pid": os.getpid(), "torch": str(torch.__version__), "python": sys.version.split()[0],
+                    **self.info}
         if op == "import":
             return importlib.import_module(_module_name(req.get("module")))
         if op == "getattr":
@@ -214,10 +216,19 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     import safetensors.torch  # noqa: F401  (before the submission can shadow it)
 
+    serve(in_fd, out_fd, submission)
+
+
+def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) -> None:
+    """Answer requests on ``in_fd``/``out_fd`` until ``exit`` or EOF; never returns.
+
+    torch and safetensors must already be imported and the limits applied (:func:`main`
+    does both; the zygote did them before forking). ``info`` is added to ``hello``'s reply.
+    """
     sys.path[:] = [p for p in sys.path if p and "_tkit_runtime" not in p]
     sys.path.insert(0, submission)
     sys.dont_write_bytecode = True
-    server = Server(submission)
+    server = Server(submission, info)
     while True:
         try:
             req, tensors = wire.read_message(in_fd)

@@ -1,0 +1,171 @@
+"""The zygote: imports torch once, then forks one sandboxed child per request.
+
+Started by :mod:`autograder.zygote` (the parent side) as ``python -I -c <bootstrap>`` with a
+copy of this package and a scrubbed environment; it never imports the kit itself, so its
+memory (which every child inherits) holds torch, safetensors and this package only: no
+reference solution, no test, no result.
+
+Protocol on the ``SOCK_SEQPACKET`` socket given as ``argv[0]``: the zygote first sends
+``{"ready": true, ...}``; then each request is one JSON message (:func:`serve`) with four
+file descriptors attached: the child's request pipe (read end), reply pipe (write end),
+output pipe (write end, becomes stdout and stderr) and a status socket. The answer is
+``{"pid": n}`` with a pidfd of the supervisor attached, or ``{"error": "..."}``.
+
+Per request two processes are forked (see :mod:`.jail`):
+
+- the *supervisor* (root, outside the submission's reach) enters new namespaces, forks the
+  child, sends its pid, uid and a pidfd over the status socket, waits for it and sends its exit
+  code (an ``int32``: negative = killed by that signal) before exiting;
+- the *child* (PID 1 of the new PID namespace) builds its private root, drops to its own
+  unprivileged uid, applies the rlimits and serves requests with :func:`.runner.serve`.
+
+Where namespaces are refused, the child runs in the host file system with a private uid
+(when root) and rlimits only, and reports ``"namespaces": false`` in its ``hello`` reply.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import traceback
+
+from . import jail, runner, tasks, wire  # noqa: F401  (imported here so children never load them)
+
+STATUS_START = struct.Struct("<ii")  # child pid (in the zygote's PID namespace), child uid
+STATUS_EXIT = struct.Struct("<i")     # exit code, negative for a signal
+MAX_REQUEST = 1 << 16
+
+
+def main(argv: list[str]) -> None:
+    """Entry point: ``main([control_socket_fd])``; returns when the parent closes the socket."""
+    sock = socket.socket(fileno=int(argv[0]))
+    import torch
+
+    torch.set_num_threads(1)
+    import safetensors.torch  # noqa: F401
+
+    sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
+    serve(sock)
+
+
+def serve(sock: socket.socket) -> None:
+    """Fork a supervisor per request until the parent closes ``sock``."""
+    while True:
+        _reap()
+        ready, _, _ = select.select([sock], [], [], 2.0)
+        if not ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 8)
+        except OSError:
+            return
+        if not data:
+            return
+        try:
+            spec = json.loads(data)
+            if len(fds) != 4:
+                raise ValueError(f"expected 4 descriptors, got {len(fds)}")
+        except ValueError as exc:
+            _close(fds)
+            sock.send(json.dumps({"error": f"bad request: {exc}"}).encode())
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            try:
+                supervise(spec, fds)
+            finally:
+                os._exit(70)
+        pidfd = os.pidfd_open(pid)
+        _close(fds)
+        socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+        os.close(pidfd)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _close(fds) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def supervise(spec: dict, fds: list[int]) -> None:
+    """The supervisor: namespaces, fork the child, report its start and its end. Never returns."""
+    req_r, resp_w, out_w, status_fd = fds
+    os.setsid()
+    jail.die_with_parent()
+    report: dict = {"namespaces": False}
+    try:
+        report.update(jail.enter_namespaces())
+    except OSError as exc:
+        report["namespaces_error"] = str(exc)
+    uid = int(spec["uid_base"]) + os.getpid() if os.geteuid() == 0 else os.geteuid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(status_fd)
+        child_main(spec, (req_r, resp_w, out_w), report, uid)
+    _close((req_r, resp_w, out_w))
+    status = socket.socket(fileno=status_fd)
+    pidfd = os.pidfd_open(pid)
+    socket.send_fds(status, [STATUS_START.pack(pid, uid)], [pidfd])
+    os.close(pidfd)
+    _, wait_status = os.waitpid(pid, 0)
+    try:
+        status.sendall(STATUS_EXIT.pack(os.waitstatus_to_exitcode(wait_status)))
+    finally:
+        os._exit(0)
+
+
+def _install_fds(req_r: int, resp_w: int, out_w: int) -> None:
+    """stdin = /dev/null, stdout = stderr = the output pipe, 3 = requests, 4 = replies; close the rest."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, resp_w, out_w)]
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(high[2], 1)
+    os.dup2(high[2], 2)
+    os.dup2(high[0], 3)
+    os.dup2(high[1], 4)
+    os.closerange(5, 1 << 20)
+
+
+def child_main(spec: dict, pipes: tuple[int, int, int], report: dict, uid: int) -> None:
+    """The child: confine itself, then serve the parent's requests. Never returns."""
+    try:
+        _install_fds(*pipes)
+        if report["namespaces"]:
+            report.update(jail.build_root(spec["root"], spec["submission"], spec["hidden"], uid=uid,
+                                          work_bytes=int(spec["work_bytes"])))
+            submission, work = jail.SUBMISSION, jail.WORK
+        else:
+            submission, work = spec["submission"], spec["work"]
+            if os.geteuid() == 0:
+                os.chown(work, uid, uid)
+        os.chdir(work)
+        os.environ.clear()
+        os.environ.update(spec["env"], HOME=work, TMPDIR=work)
+        report.update(jail.drop_privileges(uid))
+        jail.die_with_parent()
+        runner.apply_limits(spec["limits"])
+        report["rlimits"] = sorted(k for k, v in spec["limits"].items() if v)
+    except BaseException:
+        os.write(2, ("the sandbox could not be set up:\n" + traceback.format_exc()).encode())
+        os._exit(71)
+    runner.serve(3, 4, submission, {"sandbox": report})

@@ -1,0 +1,279 @@
+"""The parent side of the fork server: one warm zygote per grading process.
+
+:func:`get` starts (once per process, again if it died) a zygote, :mod:`autograder.child.zygote`,
+that imports torch and safetensors and nothing of the kit, then forks a sandboxed child per
+:class:`ForkedChild`. A child therefore starts in milliseconds instead of the seconds
+``import torch`` takes, and inherits nothing but torch from its parent's memory.
+
+Every process is tied to the one before it: the zygote exits when this process closes its
+socket (or dies), a supervisor gets SIGKILL when the zygote dies, the child when its supervisor
+dies; and :meth:`ForkedChild.kill` kills the child through a pidfd (no pid-reuse race), which
+ends its PID namespace and with it everything the submission started.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from autograder.child import jail
+from autograder.child.zygote import STATUS_EXIT, STATUS_START
+
+BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import _tkit_child.zygote as z; z.main(sys.argv[2:])"
+)
+UID_BASE = int(os.environ.get("TKIT_SANDBOX_UID_BASE", "2000000"))  # child uid = base + supervisor pid
+MAX_REPLY = 1 << 16
+
+
+class ZygoteError(RuntimeError):
+    """The zygote could not be started or refused a request."""
+
+
+class Zygote:
+    """A running fork server (see the module docstring). ``startup_timeout`` bounds its
+    ``import torch``; ``spawn`` forks one supervised child."""
+
+    def __init__(self, startup_timeout: float = 120.0):
+        from autograder.sandbox import CHILD_PACKAGE, clean_env
+
+        self.runtime = Path(tempfile.mkdtemp(prefix="tkit-zygote-"))
+        package = self.runtime / "_tkit_runtime" / "_tkit_child"
+        shutil.copytree(CHILD_PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log_path = self.runtime / "zygote.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(package.parent), str(theirs.fileno())],
+                cwd=self.runtime, env=clean_env(self.runtime), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, pass_fds=(theirs.fileno(),), start_new_session=True)
+        theirs.close()
+        self.owner = os.getpid()
+        self.lock = threading.Lock()
+        try:
+            self.info = json.loads(self._recv(startup_timeout)[0])
+        except (ZygoteError, ValueError) as exc:
+            self.close()
+            raise ZygoteError(f"the zygote did not start: {exc}") from None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.owner == os.getpid()
+
+    def _recv(self, timeout: float) -> tuple[bytes, list[int]]:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            raise ZygoteError(f"no answer within {timeout:g} s")
+        data, fds, _, _ = socket.recv_fds(self.sock, MAX_REPLY, 2)
+        if not data:
+            raise ZygoteError(f"the zygote exited ({self.log_tail()})")
+        return data, fds
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-2000:] or "no output"
+        except OSError:
+            return "no log"
+
+    def spawn(self, spec: dict, fds: list[int], timeout: float = 30.0) -> int:
+        """Fork a supervised child for ``spec`` with ``fds`` (request read end, reply write end,
+        output write end, status socket); returns a pidfd of the supervisor."""
+        with self.lock:
+            socket.send_fds(self.sock, [json.dumps(spec).encode()], fds)
+            data, got = self._recv(timeout)
+        reply = json.loads(data)
+        if "error" in reply or len(got) != 1:
+            for fd in got:
+                os.close(fd)
+            raise ZygoteError(str(reply.get("error", "no pidfd in the reply")))
+        return got[0]
+
+    def close(self) -> None:
+        """Stop the zygote (its children get SIGKILL) and remove its files."""
+        if self.owner != os.getpid():
+            return
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+
+_current: Zygote | None = None
+_current_lock = threading.Lock()
+
+
+def get() -> Zygote:
+    """This process's zygote, started on first use (and again after a crash or a fork)."""
+    global _current
+    with _current_lock:
+        if _current is None or not _current.alive():
+            if _current is not None:
+                _current.close()
+            _current = Zygote()
+        return _current
+
+
+def shutdown() -> None:
+    """Stop this process's zygote, if any (also run at exit)."""
+    global _current
+    with _current_lock:
+        if _current is not None:
+            _current.close()
+            _current = None
+
+
+atexit.register(shutdown)
+
+
+def _pidfd_kill(pidfd: int | None) -> None:
+    if pidfd is None:
+        return
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except (ProcessLookupError, OSError):
+        pass
+
+
+class ForkedChild:
+    """A child forked by the zygote: ``pid`` (in our PID namespace), ``uid``, ``namespaces``.
+
+    The same interface as :class:`autograder.sandbox.SpawnedChild`: ``poll()``,
+    ``wait(timeout)`` (exit code, negative for a signal; raises subprocess.TimeoutExpired),
+    ``kill()``, ``release()``.
+    """
+
+    def __init__(self, scratch: Path, submission: Path, work: Path, limits, req_r: int, resp_w: int,
+                 out_w: int):
+        from autograder.sandbox import clean_env, hidden_paths
+
+        spec = {"submission": str(submission), "work": str(work), "root": str(scratch / "root"),
+                "limits": limits.child_view(), "work_bytes": limits.work_bytes, "hidden": hidden_paths(),
+                "uid_base": UID_BASE, "env": clean_env(scratch)}
+        os.chmod(scratch, 0o711)  # without a mount namespace the child's uid must reach work/
+        self.status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.pidfd: int | None = None
+        self.uid: int | None = None
+        self.returncode: int | None = None
+        self._tail = b""
+        try:
+            self.supervisor_pidfd: int | None = get().spawn(spec, [req_r, resp_w, out_w, theirs.fileno()])
+        finally:
+            theirs.close()
+        try:
+            self._read_start(limits.startup_timeout)
+        except BaseException:
+            self.kill()
+            self.release()
+            raise
+
+    def _read_start(self, timeout: float) -> None:
+        ready, _, _ = select.select([self.status], [], [], timeout)
+        data, fds, _, _ = socket.recv_fds(self.status, STATUS_START.size, 1) if ready else (b"", [], 0, None)
+        if len(data) != STATUS_START.size or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise ZygoteError("the child's supervisor did not report its start")
+        self.pid, self.uid = STATUS_START.unpack(data)
+        self.pidfd = fds[0]
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._read_status(0)
+        return self.returncode
+
+    def wait(self, timeout: float) -> int:
+        if self.returncode is None:
+            self._read_status(timeout)
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired("child", timeout)
+        return self.returncode
+
+    def _read_status(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self.returncode is None:
+            ready, _, _ = select.select([self.status], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return
+            try:
+                chunk = self.status.recv(STATUS_EXIT.size - len(self._tail))
+            except OSError:
+                chunk = b""
+            if not chunk:  # the supervisor was killed before it could report
+                self.returncode = -signal.SIGKILL
+                return
+            self._tail += chunk
+            if len(self._tail) == STATUS_EXIT.size:
+                self.returncode = STATUS_EXIT.unpack(self._tail)[0]
+
+    def kill(self) -> None:
+        """SIGKILL the child (ending its PID namespace and all it holds) and its supervisor;
+        without a PID namespace, also every process of the child's private uid."""
+        _pidfd_kill(self.pidfd)
+        if self.uid is not None and self.uid >= UID_BASE:
+            jail.kill_uid(self.uid)
+        try:
+            self.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        _pidfd_kill(self.supervisor_pidfd)
+
+    def release(self) -> None:
+        """Close our descriptors (pidfds, status socket)."""
+        for fd in (self.pidfd, self.supervisor_pidfd):
+            if fd is not None:
+                os.close(fd)
+        self.pidfd = self.supervisor_pidfd = None
+        self.status.close()
+
+
+def probe_namespaces(timeout: float = 20.0) -> dict:
+    """Whether this machine lets a child enter namespaces and pivot into a private root: forks
+    a throw-away process that tries (no torch needed). Returns ``{"namespaces": bool,
+    "error": str}``."""
+    scratch = Path(tempfile.mkdtemp(prefix="tkit-probe-"))
+    (scratch / "root").mkdir()
+    (scratch / "sub").mkdir()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked probe
+        os.close(read_fd)
+        code, message = 0, b""
+        try:
+            jail.enter_namespaces()
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    jail.build_root(str(scratch / "root"), str(scratch / "sub"), [], uid=UID_BASE,
+                                    work_bytes=1 << 20)
+                    os._exit(0)
+                except BaseException as exc:
+                    os.write(write_fd, str(exc).encode()[:500])
+                    os._exit(1)
+            _, status = os.waitpid(inner, 0)
+            code = os.waitstatus_to_exitcode(status)
+        except BaseException as exc:
+            message, code = str(exc).encode()[:500], 1
+        os.write(write_fd, message)
+        os._exit(code)
+    os.close(write_fd)
+    ready, _, _ = select.select([read_fd], [], [], timeout)
+    message = os.read(read_fd, 1000).decode(errors="replace") if ready else "timed out"
+    os.close(read_fd)
+    _, status = os.waitpid(pid, 0)
+    shutil.rmtree(scratch, ignore_errors=True)
+    ok = os.waitstatus_to_exitcode(status) == 0
+    return {"namespaces": ok, "error": "" if ok else (message or "refused")}
