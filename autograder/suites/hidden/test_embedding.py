@@ -1,0 +1,66 @@
+"""Hidden tests of exercise 1, ``embedding.py``: random sizes and edge cases against the reference."""
+
+import pytest
+import torch
+
+from autograder.suitelib import draw
+from autograder.testing import check, expect_raises
+
+pytestmark = pytest.mark.exercise("embedding")
+
+
+@pytest.mark.points(1)
+def test_random_sizes_float32_and_float64(student, rng):
+    """random vocabulary, width and batch match the reference, in float32 and float64
+
+    ko: 임의의 어휘 크기, 차원, 배치에서 float32 와 float64 모두 정답과 같습니다
+    """
+    vocab, d_model, batch, length = draw.distinct(rng, 4, 2, 40)
+    weight = draw.randn(rng, vocab, d_model)
+    ids = draw.token_ids(rng, vocab, batch, length)
+    ids[0, 0], ids[-1, -1] = 0, vocab - 1
+
+    def run(impl):
+        m = impl.embedding.TokenEmbedding(vocab, d_model)
+        m.load_state_dict({"embedding.weight": weight})
+        out32 = m(ids)
+        return out32, m.double()(ids)
+
+    check(run, student, what=f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) in float32, "
+                             f"then after .double()")
+
+
+@pytest.mark.points(0.5)
+def test_one_token_and_negative_padding_idx(student, rng):
+    """batch 1, length 1, and padding_idx=-1 (the last id) as in nn.Embedding
+
+    ko: 배치 1, 길이 1, 그리고 nn.Embedding 처럼 padding_idx=-1 (마지막 id)
+    """
+    vocab, d_model = draw.distinct(rng, 2, 3, 30)
+    weight = draw.randn(rng, vocab, d_model)
+    weight[-1] = 0.0
+    one = draw.token_ids(rng, vocab - 1, 1, 1)
+    last = torch.full((1, 1), vocab - 1)
+
+    def run(impl):
+        m = impl.embedding.TokenEmbedding(vocab, d_model, padding_idx=-1)
+        m.load_state_dict({"embedding.weight": weight})
+        return m(one), m(last)
+
+    check(run, student, what=f"TokenEmbedding({vocab}, {d_model}, padding_idx=-1) on one token")
+
+
+@pytest.mark.points(0.5)
+def test_bad_ids_raise_value_error(student, rng):
+    """ids outside [0, vocab_size), non-integer ids and a bad padding_idx raise ValueError
+
+    ko: [0, vocab_size) 밖의 id, 정수가 아닌 id, 잘못된 padding_idx 는 ValueError 를 냅니다
+    """
+    vocab, d_model = draw.distinct(rng, 2, 3, 20)
+    emb = student.embedding
+    m = emb.TokenEmbedding(vocab, d_model)
+    expect_raises(lambda: m(torch.tensor([[0, vocab]])), what=f"TokenEmbedding({vocab}, ...)(ids with {vocab})",
+                  match="token_ids")
+    expect_raises(lambda: m(torch.zeros(1, 2)), what="TokenEmbedding(...)(float ids)", match="token_ids")
+    expect_raises(lambda: emb.TokenEmbedding(vocab, d_model, padding_idx=vocab),
+                  what=f"TokenEmbedding({vocab}, {d_model}, padding_idx={vocab})", match="padding_idx")

@@ -1,0 +1,53 @@
+"""Public tests of exercise 1, ``embedding.py``: the lookup scaled by sqrt(d_model)."""
+
+import math
+
+import pytest
+import torch
+
+from autograder.testing import check, expect_raises
+
+pytestmark = pytest.mark.exercise("embedding")
+
+VOCAB, D_MODEL = 11, 6
+WEIGHT = torch.randn(VOCAB, D_MODEL, generator=torch.Generator().manual_seed(1))
+IDS = torch.tensor([[3, 0, 10, 7], [1, 1, 5, 2], [9, 4, 6, 8]])
+
+
+@pytest.mark.points(1.5)
+def test_lookup_is_scaled_by_sqrt_d_model(student):
+    """the output is embedding.weight[token_ids] * sqrt(d_model)
+
+    ko: 출력이 embedding.weight[token_ids] * sqrt(d_model) 과 같습니다
+    """
+    def run(impl):
+        m = impl.embedding.TokenEmbedding(VOCAB, D_MODEL)
+        m.load_state_dict({"embedding.weight": WEIGHT})
+        return m(IDS)
+
+    check(run, student, WEIGHT[IDS] * math.sqrt(D_MODEL), what="TokenEmbedding(11, 6)(token_ids)")
+
+
+@pytest.mark.points(1)
+def test_padding_row_is_zero(student):
+    """InputEmbeddings (the alias) passes padding_idx to nn.Embedding: padding ids give zero vectors
+
+    ko: InputEmbeddings(별칭)가 padding_idx 를 nn.Embedding 에 넘겨 패딩 id 는 0 벡터가 됩니다
+    """
+    def run(impl):
+        m = impl.embedding.InputEmbeddings(VOCAB, D_MODEL, padding_idx=1)
+        return m.embedding.padding_idx, m(IDS).eq(0).all(dim=-1)
+
+    check(run, student, (1, IDS == 1), what="InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
+                                             "which outputs are zero vectors)")
+
+
+@pytest.mark.points(0.5)
+def test_bad_sizes_raise_value_error(student):
+    """vocab_size < 1 or d_model < 1 raises ValueError naming the argument
+
+    ko: vocab_size < 1 또는 d_model < 1 이면 인자 이름을 밝힌 ValueError 가 납니다
+    """
+    emb = student.embedding
+    expect_raises(lambda: emb.TokenEmbedding(0, 4), what="TokenEmbedding(0, 4)", match="vocab_size")
+    expect_raises(lambda: emb.TokenEmbedding(5, 0), what="TokenEmbedding(5, 0)", match="d_model")
