@@ -7,7 +7,7 @@ that imports torch and safetensors and nothing of the kit, then forks a sandboxe
 
 Every process is tied to the one before it: the zygote exits when this process closes its
 socket (or dies), a supervisor gets SIGKILL when the zygote dies, the child when its supervisor
-dies; and :meth:`ForkedChild.kill` kills the child through a pidfd (no pid-reuse race), which
+dies; and :meth:`ForkedChild.kill` kills the child's init through a pidfd (no pid-reuse race), which
 ends its PID namespace and with it everything the submission started.
 """
 

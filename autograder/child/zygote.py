@@ -13,11 +13,13 @@ output pipe (write end, becomes stdout and stderr) and a status socket. The answ
 
 Per request two processes are forked (see :mod:`.jail`):
 
-- the *supervisor* (root, outside the submission's reach) enters new namespaces, forks the
-  child, sends its pid, uid and a pidfd over the status socket, waits for it and sends its exit
-  code (an ``int32``: negative = killed by that signal) before exiting;
-- the *child* (PID 1 of the new PID namespace) builds its private root, drops to its own
-  unprivileged uid, applies the rlimits and serves requests with :func:`.runner.serve`.
+- the *supervisor* enters new namespaces and forks the child's *init*;
+- the *init* (PID 1 of the new PID namespace, root, out of the submission's reach) sends its
+  pid, the child's uid and a pidfd of itself over the status socket, forks the *worker*, reaps
+  until the worker ends and sends the worker's exit code (an ``int32``: negative = killed by
+  that signal); its exit ends the namespace and kills whatever the worker left behind;
+- the *worker* builds its private root, drops to its own unprivileged uid, applies the
+  rlimits and serves requests with :func:`.runner.serve`.
 
 Where namespaces are refused, the child runs in the host file system with a private uid
 (when root) and rlimits only, and reports ``"namespaces": false`` in its ``hello`` reply.
@@ -108,8 +110,7 @@ def _close(fds) -> None:
 
 
 def supervise(spec: dict, fds: list[int]) -> None:
-    """The supervisor: namespaces, fork the child, report its start and its end. Never returns."""
-    req_r, resp_w, out_w, status_fd = fds
+    """The supervisor: enter namespaces, fork the child's init, wait for it. Never returns."""
     os.setsid()
     jail.die_with_parent()
     report: dict = {"namespaces": False}
@@ -120,16 +121,40 @@ def supervise(spec: dict, fds: list[int]) -> None:
     uid = int(spec["uid_base"]) + os.getpid() if os.geteuid() == 0 else os.geteuid()
     pid = os.fork()
     if pid == 0:
-        os.close(status_fd)
-        child_main(spec, (req_r, resp_w, out_w), report, uid)
-    _close((req_r, resp_w, out_w))
-    status = socket.socket(fileno=status_fd)
-    pidfd = os.pidfd_open(pid)
-    socket.send_fds(status, [STATUS_START.pack(pid, uid)], [pidfd])
-    os.close(pidfd)
-    _, wait_status = os.waitpid(pid, 0)
+        init_main(spec, fds, report, uid)
+    _close(fds)
     try:
-        status.sendall(STATUS_EXIT.pack(os.waitstatus_to_exitcode(wait_status)))
+        os.waitpid(pid, 0)
+    finally:
+        os._exit(0)
+
+
+def init_main(spec: dict, fds: list[int], report: dict, uid: int) -> None:
+    """The child's init (PID 1 of its namespace when there is one): builds the sandbox, forks
+    the worker that serves requests, reaps every process until the worker ends, reports the
+    worker's exit code on the status socket and exits, which ends the namespace. Never returns.
+
+    The worker is not PID 1 so that signals behave for it as anywhere else (PID 1 ignores the
+    signals it sends itself, a crash included)."""
+    code = 71
+    try:
+        req_r, resp_w, out_w, status_fd = fds
+        status = socket.socket(fileno=status_fd)
+        jail.die_with_parent()
+        pidfd = os.pidfd_open(os.getpid())
+        socket.send_fds(status, [STATUS_START.pack(os.getpid(), uid)], [pidfd])
+        os.close(pidfd)
+        worker = os.fork()
+        if worker == 0:
+            status.close()
+            child_main(spec, (req_r, resp_w, out_w), report, uid)
+        _close((req_r, resp_w, out_w))
+        while True:
+            pid, wait_status = os.waitpid(-1, 0)
+            if pid == worker:
+                code = os.waitstatus_to_exitcode(wait_status)
+                break
+        status.sendall(STATUS_EXIT.pack(code))
     finally:
         os._exit(0)
 
