@@ -1,28 +1,197 @@
 """Grading many submissions: the loop behind ``tkit grade``.
 
-:func:`grade_many` grades ``(student id, path)`` pairs and reports each finished one to
-``on_result(student_id, path, results_or_error)``; it never stops on a bad submission.
+:func:`grade_many` grades ``(student id, path)`` pairs, in this process (``workers=1``) or in
+a pool of worker processes, and reports each finished one to
+``on_result(student_id, path, results_or_error)`` in this process, in the order they finish;
+it never stops on a bad submission. Each worker is long-lived: it imports torch (and the
+kit's reference solutions) once and keeps one warm zygote (:mod:`autograder.zygote`) that
+forks a fresh sandboxed child per submission.
+
+A ``rich`` progress bar with an ETA goes to stderr. Ctrl-C stops the batch at once: nothing
+more is started, the workers and their children are killed, the unfinished submissions are
+left without a results.json (they are written atomically), and :class:`Interrupted` is raised
+after every finished result was reported. :func:`shard` picks a deterministic slice of a
+class for one job of a scheduler array (Slurm, a Kubernetes indexed Job).
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from autograder import grading
 
+Todo = list[tuple[str, Path]]
 
-def grade_many(todo: list[tuple[str, Path]], out_dir: Path, *, options: dict,
-               on_result: Callable[[str, Path, object], None]) -> None:
-    """Grade each submission in turn into ``out_dir/<student id>/results.json``.
 
-    ``options`` go to :func:`autograder.grading.grade_submission`. ``on_result`` gets the
-    results dict, or the exception when the submission could not be graded at all.
-    """
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the batch; ``done`` submissions were finished and reported, of ``total``."""
+
+    def __init__(self, done: int, total: int):
+        super().__init__(f"interrupted after {done} of {total} submission(s)")
+        self.done = done
+        self.total = total
+
+
+class GradingError(RuntimeError):
+    """The grader itself failed on one submission (not the submission's fault); the batch goes on."""
+
+
+@dataclass
+class BatchStats:
+    """What :func:`grade_many` did: counts and wall time in seconds."""
+
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    workers: int = 1
+    seconds: float = 0.0
+    per_submission: list[float] = field(default_factory=list)
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on (``os.sched_getaffinity``), else ``os.cpu_count()``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)`` with ``0 <= K < N`` (0-based, like ``SLURM_ARRAY_TASK_ID`` with
+    ``--array=0-(N-1)`` and Kubernetes' ``JOB_COMPLETION_INDEX``). Raises ValueError."""
+    parts = text.split("/")
+    try:
+        k, n = (int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"a shard is K/N with whole numbers, e.g. 0/4; got {text!r}") from None
+    if n < 1 or not 0 <= k < n:
+        raise ValueError(f"a shard K/N needs N >= 1 and 0 <= K < N (0-based); got {text!r}")
+    return k, n
+
+
+def shard(todo: Todo, k: int, n: int) -> Todo:
+    """Shard ``k`` of ``n``: every ``n``-th submission, sorted by student id, starting at ``k``.
+    The ``n`` shards are disjoint, cover the class and differ in size by at most one."""
+    if n < 1 or not 0 <= k < n:
+        raise ValueError(f"shard {k}/{n}: need n >= 1 and 0 <= k < n")
+    return sorted(todo, key=lambda item: item[0])[k::n]
+
+
+def grade_one(sid: str, path: Path, out_dir: Path, options: dict):
+    """Grade one submission into ``out_dir/<sid>/results.json``; returns the results dict, the
+    :class:`grading.SubmissionFormatError`, or a :class:`GradingError` for a grader failure."""
+    try:
+        return grading.grade_submission(path, out_dir / sid, **options)
+    except grading.SubmissionFormatError as exc:
+        return exc
+    except Exception as exc:  # a grader bug on one submission must not end the batch
+        return GradingError(f"the grader failed on this submission: {type(exc).__name__}: {exc}")
+
+
+def _init_worker(tmp_root: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
+
+
+def _work(job: tuple[str, Path, Path, dict]) -> tuple[str, Path, object, float]:
+    sid, path, out_dir, options = job
+    t0 = time.monotonic()
+    result = grade_one(sid, path, out_dir, options)
+    return sid, path, result, time.monotonic() - t0
+
+
+def _in_process(todo: Todo, out_dir: Path, options: dict) -> Iterator[tuple[str, Path, object, float]]:
     for sid, path in todo:
-        try:
-            results = grading.grade_submission(path, out_dir / sid, **options)
-        except grading.SubmissionFormatError as exc:
-            on_result(sid, path, exc)
-            continue
-        on_result(sid, path, results)
+        yield _work((sid, path, out_dir, options))
+
+
+def _in_pool(pool, todo: Todo, out_dir: Path, options: dict) -> Iterator[tuple[str, Path, object, float]]:
+    jobs = [(sid, path, out_dir, options) for sid, path in todo]
+    yield from pool.imap_unordered(_work, jobs, chunksize=1)
+
+
+def grade_many(todo: Todo, out_dir: Path, *, options: dict, on_result: Callable[[str, Path, object], None],
+               workers: int | None = 1, progress: bool = False) -> BatchStats:
+    """Grade each submission into ``out_dir/<student id>/results.json``.
+
+    ``options`` go to :func:`autograder.grading.grade_submission`. ``on_result`` is called in
+    this process as each submission finishes, with the results dict, or the exception when the
+    submission could not be graded (:class:`grading.SubmissionFormatError`, :class:`GradingError`).
+    ``workers``: parallel worker processes (``None``: :func:`default_workers`; 1: grade in this
+    process). ``progress``: show a progress bar with an ETA on stderr. Raises
+    :class:`Interrupted` on Ctrl-C, after reporting every finished submission.
+    """
+    workers = default_workers() if workers is None else int(workers)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    out_dir = Path(out_dir)
+    stats = BatchStats(total=len(todo), workers=min(workers, max(1, len(todo))))
+    t0 = time.monotonic()
+    tmp_root = tempfile.mkdtemp(prefix="tkit-batch-")
+    pool = None
+    bar = _Bar(len(todo), progress)
+    finished = False
+    try:
+        if stats.workers > 1:
+            ctx = multiprocessing.get_context("spawn")
+            pool = ctx.Pool(stats.workers, initializer=_init_worker, initargs=(tmp_root,))
+            results = _in_pool(pool, todo, out_dir, options)
+        else:
+            results = _in_process(todo, out_dir, options)
+        with bar:
+            for sid, path, result, seconds in results:
+                stats.done += 1
+                stats.errors += isinstance(result, Exception)
+                stats.per_submission.append(seconds)
+                on_result(sid, path, result)
+                bar.advance(sid)
+        finished = True
+    except KeyboardInterrupt:
+        raise Interrupted(stats.done, stats.total) from None
+    finally:
+        if pool is not None:
+            if finished:
+                pool.close()  # idle workers exit and stop their zygotes
+            else:
+                pool.terminate()  # SIGTERM: each worker's zygote sees EOF and takes its children down
+            pool.join()
+        shutil.rmtree(tmp_root, ignore_errors=True)
+        stats.seconds = time.monotonic() - t0
+    return stats
+
+
+class _Bar:
+    """A rich progress bar on stderr (or nothing when ``enabled`` is false)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.progress = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self.progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                     TextColumn("{task.description}"), console=Console(stderr=True))
+            self.task = self.progress.add_task("", total=total)
+
+    def __enter__(self):
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.stop()
+
+    def advance(self, sid: str) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, advance=1, description=sid)

@@ -101,6 +101,8 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
         else:
             with contextlib.redirect_stdout(sink):
                 code = pytest.main(args, plugins=[grabber])
+    if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C: partial results must not be recorded as a grade
+        raise KeyboardInterrupt
     if grabber.results is None:
         raise RuntimeError(f"the test suites did not run (pytest exit code {code}):\n{sink.getvalue()[-3000:]}")
     return grabber.results

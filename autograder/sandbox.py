@@ -360,3 +360,29 @@ class ChildProcess:
             hint = " (probably out of memory or CPU time)" if name in ("SIGKILL", "SIGXCPU", "SIGSEGV") else ""
             return f"was killed by {name}{hint}"
         return f"exited with code {code}"
+
+
+def protection_warning() -> str | None:
+    """A loud, student-data-protecting warning when children run with fewer protections than
+    the kit's full sandbox (no namespaces: the child sees the host's files and network), else
+    None. Cheap: forks one throw-away process on Linux."""
+    try:
+        chosen = launcher()
+    except ValueError as exc:
+        return str(exc)
+    if chosen == "spawn":
+        return ("WARNING: submissions run without the namespace sandbox on this platform "
+                f"({sys.platform}, TKIT_SANDBOX={os.environ.get('TKIT_SANDBOX', '')!r}): only rlimits, a "
+                "scratch directory and a scrubbed environment protect this machine; a submission can "
+                "read files your user can read and open network connections. See `tkit doctor`.")
+    from autograder import zygote
+
+    probe = zygote.probe_namespaces()
+    if not probe["namespaces"]:
+        return ("WARNING: the kernel refused the sandbox's namespaces "
+                f"({probe['error']}); submissions run with rlimits"
+                + (" and a private uid" if os.geteuid() == 0 else "")
+                + " only: they can see the host's files (solutions/ included, where readable) and the "
+                "network. Run as root, or enable unprivileged user namespaces "
+                "(sysctl kernel.unprivileged_userns_clone=1). See `tkit doctor`.")
+    return None

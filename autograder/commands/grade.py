@@ -36,7 +36,13 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
                    "gradebook recorded them (reuses the gradebook's seed unless --seed is given).")
 @click.option("--pictures/--no-pictures", default=True, show_default=True,
               help="Draw the feedback pictures by running the student's functions once more (no points).")
-def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures):
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Grade this many submissions in parallel [default: the machine's cores].")
+@click.option("--shard", "shard_spec", default=None, metavar="K/N",
+              help="Grade only shard K of N (0-based, every N-th student id in sorted order), for a Slurm "
+                   "array or a Kubernetes indexed Job; join the shards with `tkit gradebook merge`.")
+def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures,
+            workers, shard_spec):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
 
     Writes OUT/<student>/results.json, feedback.html and feedback.md, and for the class
@@ -59,6 +65,19 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     if len(set(ids)) != len(ids):
         raise click.UsageError("two submissions have the same student id: " +
                                ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    if shard_spec is not None:
+        if seed is None:
+            raise click.UsageError("--shard needs --seed: every shard of a class must draw the same hidden inputs")
+        try:
+            todo = batch.shard(todo, *batch.parse_shard(shard_spec))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--shard") from None
+        click.echo(f"shard {shard_spec}: {len(todo)} submission(s)")
+    from autograder import sandbox
+
+    warning = sandbox.protection_warning()
+    if warning:
+        click.secho(warning, fg="yellow", err=True)
     visibility = ("public",) if public_only else ("public", "hidden")
     from autograder.records import ClassRecords
 
@@ -81,10 +100,18 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
                    f"({results['execution_time']:.1f} s)")
 
     options = dict(visibility=visibility, names=names or None, seed=seed, lang=lang)
+    interrupted = None
     try:
-        batch.grade_many(todo, out_dir, options=options, on_result=on_result)
+        try:
+            batch.grade_many(todo, out_dir, options=options, on_result=on_result, workers=workers, progress=True)
+        except batch.Interrupted as exc:
+            interrupted = exc
         csv_path, summary_path = records.finish()
     finally:
         records.close()
+    if interrupted is not None:
+        click.secho(f"{interrupted}; every finished result is kept (rerun with --resume to grade the rest)",
+                    fg="yellow", err=True)
+        raise SystemExit(130)
     click.echo(f"graded {len(todo) - len(failures)} submission(s) into {out_dir} (seed {seed})")
     click.echo(f"wrote {csv_path}, {summary_path} and {records.book.path}")
