@@ -80,7 +80,7 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
             valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False) -> None:
     """Raise :class:`Mismatch` unless ``got`` matches ``expected``.
 
-    Structures (tuple, list, dict, None, numbers) are compared item by item; tensors
+    Structures (tuple, list, dict, None, numbers, strings) are compared item by item; tensors
     by type (plain tensors only), shape, dtype (when ``check_dtype``), NaN/inf and
     values within ``atol + rtol * |expected|``. ``valid`` (bool, broadcastable to the
     tensor) restricts the value comparison to True positions, e.g. unpadded ones.
@@ -109,6 +109,10 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
             raise Mismatch(_("{what} should be None, got {type}").format(what=what, type=describe_type(got)))
     elif isinstance(expected, bool) or isinstance(expected, int) and not isinstance(expected, bool):
         if type(got) is not type(expected) or got != expected:
+            raise Mismatch(_("{what} should be {expected!r}, got {got!r}").format(
+                what=what, expected=expected, got=got if isinstance(got, (int, float, str)) else describe_type(got)))
+    elif isinstance(expected, str):
+        if not isinstance(got, str) or got != expected:
             raise Mismatch(_("{what} should be {expected!r}, got {got!r}").format(
                 what=what, expected=expected, got=got if isinstance(got, (int, float, str)) else describe_type(got)))
     elif isinstance(expected, float):
@@ -203,6 +207,8 @@ def distance(got: Any, expected: Any, valid=None) -> float:
                     for i, (g, e) in enumerate(zip(got, expected))), default=0.0)
     if expected is None:
         return 0.0 if got is None else math.inf
+    if isinstance(expected, str):
+        return 0.0 if got == expected else math.inf
     if isinstance(expected, (int, float)):
         if not isinstance(got, (int, float)):
             return math.inf
