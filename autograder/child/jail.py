@@ -196,7 +196,8 @@ def build_root(new_root: str, submission: str, hidden: list[str], *, uid: int, w
     _mkpoint(new_root + WORK)
     mount("tmpfs", new_root + WORK, "tmpfs", MS_NOSUID | MS_NODEV,
           f"size={max(1, work_bytes // 1024)}k,nr_inodes=4096,mode=0700,uid={uid},gid={uid}")
-    os.symlink(WORK, new_root + "/tmp")
+    if not os.path.lexists(new_root + "/tmp"):  # a bound interpreter or sys.path entry may live under /tmp
+        os.symlink(WORK, new_root + "/tmp")  # (TMPDIR still points at the work directory then)
     _pivot_root(new_root)
     return {"filesystem": "private root", "visible": sources, "masked": masked}
 

@@ -1,0 +1,46 @@
+"""``tkit export``: a Gradescope autograder zip or an nbgrader course, from the same sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group(name="export")
+def command():
+    """Export a Gradescope autograder or an nbgrader course."""
+
+
+@command.command(name="gradescope")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=Path("autograder.zip"),
+              show_default=True, help="The autograder zip to write.")
+@click.option("--exercise", "names", multiple=True, help="Grade only this exercise (repeatable; default all).")
+def gradescope(out, names):
+    """Write the Gradescope autograder zip (setup.sh, run_autograder, the instructor kit)."""
+    from autograder import export_gradescope
+
+    try:
+        members = export_gradescope.build_zip(out, names)
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {out} ({len(members)} files); upload it as the assignment's autograder")
+
+
+@command.command(name="nbgrader")
+@click.option("--course-dir", "course_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The nbgrader course folder to write (nbgrader_config.py, source/<assignment>/).")
+@click.option("--assignment", default="transformer", show_default=True, help="The assignment's name.")
+@click.option("--exercise", "names", multiple=True,
+              help="Put only this exercise in the assignment (repeatable; the components it imports come along).")
+@click.option("--force", is_flag=True, help="Replace an existing source/<assignment>/.")
+def nbgrader(course_dir, assignment, names, force):
+    """Write an nbgrader course: nbgrader_config.py and one source notebook per exercise."""
+    from autograder import export_nbgrader
+
+    try:
+        written = export_nbgrader.build_course(course_dir, assignment, names, force=force)
+    except (FileNotFoundError, ValueError, FileExistsError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {len(written)} files to {course_dir}; then: cd {course_dir} && "
+               f"nbgrader generate_assignment {assignment}")
