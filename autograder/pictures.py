@@ -212,9 +212,9 @@ def draw_pe(data: dict, labels: dict) -> str:
     return _png_uri(fig)
 
 
-def draw_attention(data: dict, figure: str, title: str, labels: dict) -> str:
+def draw_attention(data: dict, figure: str, labels: dict) -> str:
     """Attention weights (query rows, key columns) with the blocked keys hatched: weight on a
-    hatched cell means the mask leaked."""
+    hatched cell means the mask leaked. (Titles go in the report's caption, not the picture.)"""
     plt = _pyplot()
     weights = _matrix(data, figure, "weights")
     blocked = _matrix(data, figure, "blocked").bool()
@@ -231,7 +231,6 @@ def draw_attention(data: dict, figure: str, title: str, labels: dict) -> str:
             value = float(weights[row, col])
             ax.text(col, row, f"{value:.2f}".lstrip("0") if 0 <= value < 1 else f"{value:.1f}",
                     ha="center", va="center", fontsize=6.5, color="black" if value > 0.6 else "white")
-    ax.set_title(title, fontsize=10)
     ax.set_xlabel(labels["key"])
     ax.set_ylabel(labels["query"])
     ax.set_xticks(range(weights.shape[1]))
@@ -289,8 +288,8 @@ def render(figures: dict, labels: dict) -> list[dict]:
     A figure whose data is malformed is reported as ``{"name", "title", "error"}``."""
     drawers = {
         "pe_table": lambda d: draw_pe(d, labels),
-        "attention_padded": lambda d: draw_attention(d, "attention_padded", labels["attention_padded"], labels),
-        "attention_causal": lambda d: draw_attention(d, "attention_causal", labels["attention_causal"], labels),
+        "attention_padded": lambda d: draw_attention(d, "attention_padded", labels),
+        "attention_causal": lambda d: draw_attention(d, "attention_causal", labels),
         "ae_reconstructions": lambda d: draw_reconstructions(d, labels),
         "loss_curve": lambda d: draw_loss(d, labels),
     }

@@ -160,8 +160,8 @@ def test_view(test: dict) -> dict:
         view["output"] = "" if hidden else (test.get("output") or "")
         return view
     if hidden:
-        view["hint"] = (mistake or {}).get("hint") or _failure_hint(extra.get("failure", "")) or \
-            _("see the public tests of this exercise")
+        if not (mistake and mistake["hint"]):   # a named mistake is shown on its own
+            view["hint"] = _failure_hint(extra.get("failure", "")) or _("see the public tests of this exercise")
     else:
         view["output"] = _strip_mistake_line(test.get("output") or "", extra.get("mistake"))
     return view

@@ -1,0 +1,119 @@
+"""The SQLite gradebook: atomic records, resume decisions, grades.csv, merging shards, the CLI."""
+
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from autograder import __version__, gradebook
+from autograder.gradebook import Gradebook, GradebookError
+from cli import main
+
+
+def results(score_pe: float, score_masks: float, seed: int = 1) -> dict:
+    """A results dict shaped like the plugin's, with two tests."""
+    tests = [
+        {"name": "positional_encoding: table", "score": score_pe, "max_score": 8.0,
+         "status": "passed" if score_pe == 8 else "failed", "output": "", "visibility": "visible",
+         "tags": ["positional_encoding", "public"],
+         "extra_data": {"nodeid": "public/test_positional_encoding.py::test_table",
+                        **({} if score_pe == 8 else {"mistake": "pe_sin_cos_swapped"})}},
+        {"name": "masks: causal", "score": score_masks, "max_score": 8.0,
+         "status": "passed" if score_masks == 8 else "failed", "output": "", "visibility": "after_published",
+         "tags": ["masks", "hidden"], "extra_data": {"nodeid": "hidden/test_masks.py::test_causal"}},
+    ]
+    return {"score": score_pe + score_masks, "execution_time": 2.5, "tests": tests,
+            "extra_data": {"kit_version": __version__, "seed": seed, "max_score": 16.0,
+                           "exercises": {"positional_encoding": {"score": score_pe, "max_score": 8.0},
+                                         "masks": {"score": score_masks, "max_score": 8.0}}}}
+
+
+def test_record_writes_a_row_per_submission_and_test(tmp_path):
+    with Gradebook(tmp_path / "g.sqlite") as book:
+        book.record("alice", results(8, 4), content_hash="h1")
+        book.record("alice", results(0, 8), content_hash="h2")       # regraded: replaces
+        book.record("bob", results(8, 8), content_hash="h3")
+        rows = book.conn.execute("SELECT student_id, score FROM submissions ORDER BY 1").fetchall()
+        tests = book.conn.execute("SELECT student_id, exercise, status, mistake FROM tests ORDER BY 1, 2").fetchall()
+    assert rows == [("alice", 8.0), ("bob", 16.0)]
+    assert tests == [("alice", "masks", "passed", None), ("alice", "positional_encoding", "failed", "pe_sin_cos_swapped"),
+                     ("bob", "masks", "passed", None), ("bob", "positional_encoding", "passed", None)]
+
+
+def test_a_failed_write_leaves_the_previous_grading(tmp_path, monkeypatch):
+    path = tmp_path / "g.sqlite"
+    with Gradebook(path) as book:
+        book.record("alice", results(8, 4), content_hash="h1")
+        calls = []
+
+        def broken(student_id, test):   # the second test row fails halfway through the transaction
+            calls.append(test)
+            if len(calls) == 2:
+                raise RuntimeError("killed")
+            return real(student_id, test)
+
+        real = gradebook._test_row
+        monkeypatch.setattr(gradebook, "_test_row", broken)
+        with pytest.raises(RuntimeError):
+            book.record("alice", results(0, 0), content_hash="h2")
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT score, content_hash FROM submissions").fetchall() == [(12.0, "h1")]
+    assert conn.execute("SELECT count(*) FROM tests").fetchone() == (2,)
+    conn.close()
+
+
+def test_needs_grading_follows_hash_version_and_options(tmp_path, monkeypatch):
+    with Gradebook(tmp_path / "g.sqlite") as book:
+        assert book.needs_grading("alice", "h1", "o")
+        book.record("alice", results(8, 4), content_hash="h1", options="o")
+        assert not book.needs_grading("alice", "h1", "o")
+        assert book.needs_grading("alice", "h2", "o")
+        assert book.needs_grading("alice", "h1", "other")
+        monkeypatch.setattr(gradebook, "__version__", "9.9")
+        assert book.needs_grading("alice", "h1", "o")
+
+
+def test_content_hash_sees_only_what_is_graded(tmp_path):
+    (tmp_path / "masks.py").write_text("x = 1\n")
+    first = gradebook.content_hash(tmp_path)
+    (tmp_path / "notes.txt").write_text("ignored")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "masks.py").write_text("ignored")
+    assert gradebook.content_hash(tmp_path) == first
+    (tmp_path / "masks.py").write_text("x = 2\n")
+    assert gradebook.content_hash(tmp_path) != first
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        gradebook.content_hash(tmp_path / "nope")
+
+
+def test_export_csv_and_merge_through_the_cli(tmp_path):
+    with Gradebook(tmp_path / "a.sqlite") as a:
+        a.record("alice", results(8, 4), content_hash="h1")
+        a.record("carol", results(0, 0), content_hash="h1")
+    with Gradebook(tmp_path / "b.sqlite") as b:
+        b.record("bob", results(8, 8), content_hash="h2")
+        b.record("carol", results(8, 0), content_hash="h3")   # graded later: wins
+    runner = CliRunner()
+    merged = runner.invoke(main, ["gradebook", "merge", str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite"),
+                                  "--out", str(tmp_path / "c.sqlite")])
+    assert merged.exit_code == 0, merged.output
+    assert "merged 3 submission(s) from 2 gradebook(s)" in merged.output
+    exported = runner.invoke(main, ["gradebook", "export-csv", str(tmp_path / "c.sqlite")])
+    assert exported.exit_code == 0, exported.output
+    lines = (tmp_path / "grades.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    assert header[0] == "student_id" and header[-1] == "total" and len(header) == 13
+    rows = {line.split(",")[0]: dict(zip(header, line.split(","))) for line in lines[1:]}
+    assert {sid: (r["positional_encoding"], r["masks"], r["embedding"], r["total"]) for sid, r in rows.items()} == {
+        "alice": ("8", "4", "", "12"), "bob": ("8", "8", "", "16"), "carol": ("8", "0", "", "8")}
+    with Gradebook(tmp_path / "c.sqlite") as c:
+        assert c.conn.execute("SELECT count(*) FROM tests").fetchone() == (6,)
+
+
+def test_a_file_that_is_not_a_gradebook_is_refused(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not sqlite at all, just text" * 20)
+    with pytest.raises(GradebookError, match="is not a gradebook"):
+        Gradebook(bad)
+    result = CliRunner().invoke(main, ["gradebook", "export-csv", str(bad)])
+    assert result.exit_code == 1 and "is not a gradebook" in result.output

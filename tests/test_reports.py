@@ -1,0 +1,202 @@
+"""Feedback (HTML, Markdown) and class summary rendered from real grading runs.
+
+Three small submissions are graded once through the kit's pytest plugin with the tiny suite
+``tests/data/report_suite.py``: the reference, a submission with sin and cos swapped (a
+catalog mistake) and one whose modules kill their process on import.
+"""
+
+import contextlib
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder import catalog, grading, i18n, paths, pictures, reports
+from autograder.records import ClassRecords
+
+SUITE = Path(__file__).parent / "data" / "report_suite.py"
+CRASH = "import os\nos._exit(3)\n"
+
+
+def grade_with_demo_suite(folder: Path, lang: str = "en") -> dict:
+    """Grade ``folder`` with the demo suite through the plugin (seed 7)."""
+    args = [str(SUITE), "-c", str(paths.suites_dir() / "pytest.ini"), "--rootdir", str(SUITE.parent),
+            "-p", "autograder.plugin", "--noconftest", "-p", "no:cacheprovider", "--submission", str(folder),
+            "--tkit-seed", "7", "--tkit-lang", lang, "-q", "--tb=no", "-W", "ignore"]
+    grabber = grading._ResultGrabber()
+    previous = i18n._current.get()
+    try:
+        with grading._clean_pytest_env(), contextlib.redirect_stdout(io.StringIO()):
+            pytest.main(args, plugins=[grabber])
+    finally:
+        i18n._current.set(previous)   # the plugin sets the language of this process
+    assert grabber.results is not None
+    return grabber.results
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("subs")
+    folders = {name: root / name for name in ("reference", "swapped", "crashed")}
+    for folder in folders.values():
+        folder.mkdir()
+    for module in ("positional_encoding", "masks"):
+        shutil.copyfile(paths.solutions_dir() / f"{module}.py", folders["reference"] / f"{module}.py")
+        (folders["crashed"] / f"{module}.py").write_text(CRASH)
+    shutil.copyfile(paths.solutions_dir() / "masks.py", folders["swapped"] / "masks.py")
+    (folders["swapped"] / "positional_encoding.py").write_text(catalog.by_id("pe_sin_cos_swapped").source())
+    return {name: grade_with_demo_suite(folder) for name, folder in folders.items()}
+
+
+def test_demo_results_are_what_the_reports_assume(graded):
+    assert graded["reference"]["score"] == 4.0
+    assert graded["swapped"]["score"] == 1.0       # only the masks test passes
+    assert graded["crashed"]["score"] == 0.0
+    table = graded["swapped"]["tests"][0]
+    assert table["extra_data"]["mistake"] == "pe_sin_cos_swapped"
+    assert set(table["extra_data"]["figures"]["pe_table"]) == {"got", "expected"}
+
+
+def test_feedback_html_for_the_reference(graded):
+    html = reports.render_feedback(graded["reference"], "html", student="ref", lang="en")
+    assert "4 / 4" in html and "(100%)" in html
+    assert html.count("✓") == 3 and "✗" not in html
+    assert html.count('src="data:image/png;base64,') == 1          # the attached PE table
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+    md = reports.render_feedback(graded["reference"], "md", student="ref", lang="en")
+    assert md.startswith("# Feedback: ref\n\n**4 / 4** points (100%)")
+    assert "Every test passed." in md
+
+
+def test_feedback_names_the_mistake_and_hides_hidden_output(graded):
+    results = graded["swapped"]
+    hidden = next(t for t in results["tests"] if t["visibility"] == "after_published")
+    assert hidden["status"] == "failed" and hidden["output"]
+    hint = catalog.by_id("pe_sin_cos_swapped").hint_en
+    for fmt in ("html", "md"):
+        text = reports.render_feedback(results, fmt, student="s", lang="en")
+        assert "1 / 4" in text
+        assert text.count(hint) == 2                   # the public and the hidden test
+        assert "sinusoidal_table(8, 8) has wrong values" in text
+        assert "sinusoidal_table(12, 6)" not in text   # hidden test: name, status, hint only
+        assert "a longer table matches the reference" in text
+    ko = reports.render_feedback(results, "html", student="s", lang="ko")
+    assert "피드백" in ko and catalog.by_id("pe_sin_cos_swapped").hint_ko in ko and "숨겨진 테스트" in ko
+
+
+def test_feedback_for_a_crashed_submission(graded):
+    results = graded["crashed"]
+    html = reports.render_feedback(results, "html", student="c", lang="en")
+    md = reports.render_feedback(results, "md", student="c", lang="en")
+    assert "0 / 4" in html and html.count("✗") == 3
+    public = [t for t in results["tests"] if t["visibility"] == "visible"]
+    assert all(t["output"].splitlines()[0] in md for t in public)
+    assert "your code crashed the process" in md       # the hidden test's hint
+
+
+def test_feedback_for_a_submission_that_could_not_be_graded():
+    results = reports.error_results("bob.zip: not a valid zip file (File is not a zip file)", "bob.zip")
+    html = reports.render_feedback(results, "html", student="bob", lang="en")
+    assert "Your submission could not be graded." in html and "not a valid zip file" in html
+    assert "제출물을 채점할 수 없습니다." in reports.render_feedback(results, "md", lang="ko")
+
+
+def test_summary_counts_passes_and_mistakes(graded):
+    class_results = dict(graded)
+    class_results["bob"] = reports.error_results("bob.zip: not a valid zip file", "bob.zip")
+    context = reports.summary_context(class_results)
+    assert (context["n"], context["n_graded"]) == (4, 3)
+    assert context["stats"]["mean"] == pytest.approx((4 + 1 + 0) / 3, abs=0.01)
+    rates = {t["name"]: (t["passed_n"], t["total_n"]) for t in context["tests"]}
+    assert rates == {"the table matches the formula": (1, 3), "a longer table matches the reference": (1, 3),
+                     "the causal mask blocks the future": (2, 3)}
+    assert [(m["id"], m["count"]) for m in context["mistakes"]] == [("pe_sin_cos_swapped", 1)]
+    assert sorted(s["student"] for s in context["slowest"]) == ["crashed", "reference", "swapped"]
+    html = reports.render_summary(class_results, lang="en")
+    assert "Most common mistakes" in html and "pe_sin_cos_swapped" in html and "bob" in html
+    assert html.count('src="data:image/png;base64,') == 1     # the score histogram
+    assert "점수 분포" in reports.render_summary(class_results, lang="ko")
+
+
+def test_korean_test_names_come_from_the_ko_docstring_line(tmp_path):
+    shutil.copyfile(paths.solutions_dir() / "masks.py", tmp_path / "masks.py")
+    results = grade_with_demo_suite(tmp_path, lang="ko")
+    names = [t["name"] for t in results["tests"]]
+    assert "positional_encoding: 표가 공식과 일치한다" in names
+    assert "masks: the causal mask blocks the future" in names   # no ko: line -> English
+    assert results["output"] == "4점 중 1점"
+
+
+def test_class_records_write_everything_and_resume(graded, tmp_path):
+    subs = {}
+    for name in graded:
+        (tmp_path / "in" / name).mkdir(parents=True)
+        (tmp_path / "in" / name / "masks.py").write_text(f"# {name}\n")
+        subs[name] = tmp_path / "in" / name
+    out = tmp_path / "out"
+    options = {"visibility": ("public", "hidden"), "names": None}
+    records = ClassRecords(out, options=options, pictures=False)
+    todo = sorted(subs.items())
+    assert records.plan(todo, resume=True) == todo
+    for sid, path in todo:
+        records.on_result(sid, path, graded[sid])
+    csv_path, summary = records.finish()
+    records.close()
+    assert (out / "swapped" / "feedback.html").is_file() and (out / "swapped" / "feedback.md").is_file()
+    lines = csv_path.read_text().splitlines()
+    assert lines[0].split(",")[:3] == ["student_id", "embedding", "positional_encoding"]
+    row = dict(zip(lines[0].split(","), lines[3].split(",")))
+    assert (row["student_id"], row["positional_encoding"], row["masks"], row["total"]) == ("swapped", "0", "1", "1")
+    assert "swapped" in summary.read_text() and "pe_sin_cos_swapped" in summary.read_text()
+    (subs["swapped"] / "masks.py").write_text("# changed\n")
+    again = ClassRecords(out, options=options, pictures=False)
+    assert again.plan(todo, resume=True) == [("swapped", subs["swapped"])]
+    assert again.plan(todo, resume=False) == todo
+    again.close()
+    other = ClassRecords(out, options={**options, "visibility": ("public",)}, pictures=False)
+    assert len(other.plan(todo, resume=True)) == 3          # options changed: regrade all
+    other.close()
+
+
+def test_pictures_from_the_reference_code(ref):
+    figures, problems = pictures.collect(ref)
+    assert problems == {}
+    weights = figures["attention_padded"]["weights"]
+    blocked = figures["attention_padded"]["blocked"]
+    assert all(abs(sum(row) - 1) < 1e-5 for row in weights)
+    assert all(w == 0 for row, brow in zip(weights, blocked) for w, b in zip(row, brow) if b)
+    causal = figures["attention_causal"]
+    assert causal["blocked"][0] == [False] + [True] * 5 and causal["weights"][0][0] == pytest.approx(1.0)
+    drawn = pictures.render(figures, reports.picture_labels())
+    assert [d["name"] for d in drawn] == ["pe_table", "attention_padded", "attention_causal"]
+    assert all(d["uri"].startswith("data:image/png;base64,") for d in drawn)
+
+
+def test_pictures_reject_malformed_data():
+    drawn = pictures.render({"pe_table": {"got": [[0.0]]}, "loss_curve": {"losses": []}}, reports.picture_labels())
+    assert drawn[0]["error"] == "figure 'pe_table' lacks the field 'expected'"
+    assert drawn[1]["error"] == "figure 'loss_curve' needs 'losses', a non-empty list of numbers"
+    ae = pictures.render({"ae_reconstructions": {"originals": [[[0.0] * 28] * 28] * 3,
+                                                 "reconstructions": [[[1.0] * 28] * 28] * 3},
+                          "loss_curve": {"losses": [0.3, 0.1, 0.05]}}, reports.picture_labels())
+    assert [d["name"] for d in ae] == ["ae_reconstructions", "loss_curve"] and all("uri" in d for d in ae)
+
+
+def test_attach_keeps_small_plain_data():
+    import torch
+
+    from autograder.plugin import Attachments
+
+    attach = Attachments()
+    attach("loss_curve", losses=torch.tensor([0.5, 0.25]), note="x")
+    assert attach.figures == {"loss_curve": {"losses": [0.5, 0.25], "note": "x"}}
+    with pytest.raises(ValueError, match="holds 5000 numbers"):
+        attach("big", values=torch.zeros(5000))
+
+
+def test_render_rejects_what_is_not_a_results_dict():
+    with pytest.raises(reports.ReportError, match="'tests'"):
+        reports.render_feedback({"score": 1}, "html")
+    with pytest.raises(ValueError, match="fmt must be 'html' or 'md'"):
+        reports.render_feedback({}, "pdf")
