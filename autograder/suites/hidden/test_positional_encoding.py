@@ -1,0 +1,78 @@
+"""Hidden tests of exercise 2, ``positional_encoding.py``: random sizes, edge cases, the reference."""
+
+import pytest
+import torch
+
+from autograder.suitelib import draw, props
+from autograder.testing import check, expect_raises
+
+pytestmark = pytest.mark.exercise("positional_encoding")
+
+
+@pytest.mark.points(1)
+def test_random_tables_and_the_default_length(student, rng):
+    """random short tables, and the default 5000 positions, match the reference within float32 rounding
+
+    ko: 임의의 짧은 표와 기본 길이 5000 의 표가 float32 반올림 오차 안에서 정답과 같습니다
+    """
+    max_len, = draw.distinct(rng, 1, 1, 90)
+    d_short, d_long = draw.distinct(rng, 2, 2, 40, even=True, exclude=(max_len,))
+
+    def short(impl):
+        return impl.positional_encoding.sinusoidal_table(max_len, d_short)
+
+    def long(impl):
+        return impl.positional_encoding.sinusoidal_table(5000, d_long)
+
+    check(short, student, what=f"sinusoidal_table({max_len}, {d_short})", atol=2e-5, rtol=0)
+    check(long, student, what=f"sinusoidal_table(5000, {d_long})", atol=5e-4, rtol=0)
+
+
+@pytest.mark.points(1)
+def test_forward_random_shapes_full_length_one_token_float64(student, rng):
+    """S == max_len, batch 1 with length 1, and float64 input (output follows its dtype)
+
+    ko: S == max_len, 배치 1·길이 1, float64 입력 (출력은 입력의 dtype 을 따름)
+    """
+    batch, max_len = draw.distinct(rng, 2, 2, 24)
+    d_model, = draw.distinct(rng, 1, 2, 24, even=True, exclude=(batch, max_len))
+    full = draw.randn(rng, batch, max_len, d_model)
+    one = draw.randn(rng, 1, 1, d_model, dtype=torch.float64)
+
+    def run(impl):
+        m = impl.positional_encoding.PositionalEncoding(d_model, max_len=max_len)
+        return m(full), m(one)
+
+    check(run, student, what=f"PositionalEncoding({d_model}, max_len={max_len}) on x[{batch}, {max_len}, "
+                             f"{d_model}] and a float64 x[1, 1, {d_model}]", atol=2e-5)
+
+
+@pytest.mark.points(0.5)
+def test_forward_non_contiguous_input(student, rng):
+    """a non-contiguous input gives the same result
+
+    ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
+    """
+    batch, length, d_model = draw.distinct(rng, 3, 2, 20, even=True)
+    x = draw.randn(rng, batch, length, d_model)
+
+    def run(impl):
+        m = impl.positional_encoding.PositionalEncoding(d_model, max_len=length + 3)
+        return props.noncontiguous(impl, m, x)
+
+    check(run, student, what=f"PositionalEncoding({d_model}, {length + 3}) on a non-contiguous x", atol=2e-5)
+
+
+@pytest.mark.points(0.5)
+def test_length_limit_and_odd_width(student, rng):
+    """S = max_len + 1 raises ValueError, and so does an odd d_model
+
+    ko: S = max_len + 1 이나 홀수 d_model 은 ValueError 를 냅니다
+    """
+    max_len, d_model = draw.distinct(rng, 2, 2, 30, even=True)
+    pe = student.positional_encoding
+    m = pe.PositionalEncoding(d_model, max_len=max_len)
+    expect_raises(lambda: m(torch.zeros(1, max_len + 1, d_model)),
+                  what=f"PositionalEncoding({d_model}, max_len={max_len})(x with S={max_len + 1})", match="max_len")
+    expect_raises(lambda: pe.sinusoidal_table(max_len, d_model + 1), what=f"sinusoidal_table({max_len}, {d_model + 1})",
+                  match="d_model")
