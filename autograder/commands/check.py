@@ -15,9 +15,11 @@ import click
               help="Folder (or .zip) with your modules [default: exercises/].")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the results JSON here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write an HTML report (with pictures) here.")
 @click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the messages.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
-def command(exercise, path, json_path, lang, seed):
+def command(exercise, path, json_path, html_path, lang, seed):
     """Run the public tests on your exercises (all, or the EXERCISE names given).
 
     Exits 0 only when every checked test passes.
@@ -40,6 +42,13 @@ def command(exercise, path, json_path, lang, seed):
     print_results(results)
     for note in results["extra_data"].get("warnings", []):
         click.echo(f"warning: {note}")
+    if html_path:
+        from autograder import pictures, reports
+        from autograder.plugin import write_text_atomic
+
+        pictures.add_to_results(path, results, exercise or None)
+        write_text_atomic(html_path, reports.render_feedback(results, "html", lang=lang))
+        click.echo(i18n._("HTML report written to {path}").format(path=html_path))
     if json_path:
         json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     sys.exit(0 if all(t["status"] == "passed" for t in results["tests"]) else 1)
