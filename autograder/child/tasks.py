@@ -7,6 +7,7 @@ driving the student's model. Register a routine with :func:`task`.
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 TASKS: dict[str, Callable] = {}
@@ -51,3 +52,132 @@ def call_noncontiguous(fn, *args, **kwargs):
     args = tuple(_noncontiguous(a) for a in args)
     kwargs = {k: _noncontiguous(v) for k, v in kwargs.items()}
     return fn(*args, **kwargs)
+
+
+# -- training routines (issue 5) ------------------------------------------------------------------
+# They run in the child on the student's own classes; the parent sends every tensor (the
+# child never reads a dataset) and measures the result itself. Seeds are fixed by the caller
+# (never the run's seed), so the same submission trains the same way on every run.
+
+
+@task
+def fit_autoencoder(module, latent_dim: int, images, labels, epochs: int, lr: float,
+                    batch_size: int, seed: int):
+    """Build ``module.ConvAutoEncoder(latent_dim)`` and train it with the student's own
+    ``module.train_autoencoder(model, loader, epochs=epochs, lr=lr)``.
+
+    ``images`` float32 ``[N, 1, 28, 28]`` in [0, 1] and ``labels`` int64 ``[N]`` become a
+    ``TensorDataset`` served by a ``DataLoader(batch_size, shuffle=True)`` whose shuffling
+    generator and the model's initialisation are seeded with ``seed``. Returns
+    ``{"model": the trained model, "losses": what train_autoencoder returned, "initial":
+    the state_dict before training, "trained": the state_dict after}`` (state_dicts as
+    plain tensors, taken before the parent sends any held-out image).
+    """
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(seed)
+    model = module.ConvAutoEncoder(latent_dim)
+    initial = _plain_state(model)
+    loader = DataLoader(TensorDataset(images, labels), batch_size=batch_size, shuffle=True,
+                        generator=torch.Generator().manual_seed(seed))
+    losses = module.train_autoencoder(model, loader, epochs=epochs, lr=lr)
+    model.eval()
+    return {"model": model, "losses": losses, "initial": initial, "trained": _plain_state(model)}
+
+
+def _plain_state(model) -> dict:
+    """``model.state_dict()`` as detached plain tensors (a copy)."""
+    return {str(k): v.detach().clone() for k, v in model.state_dict().items()}
+
+
+@task
+def fit_transformer(module, config: dict, src, tgt, steps: int, batch_size: int, lr: float,
+                    seed: int, pad_id: int):
+    """Train ``module.Transformer(**config)`` with the kit's loop (not the student's).
+
+    Teacher forcing: batch ``k`` is rows ``k*batch_size:(k+1)*batch_size`` of ``src``
+    (Long ``[N, S]``) and ``tgt`` (Long ``[N, T]``, BOS first, padded with ``pad_id``); the
+    model sees ``tgt[:, :-1]`` and is trained with cross-entropy (padding ignored) to
+    predict ``tgt[:, 1:]``, ``steps`` Adam steps at ``lr``, dropout as configured. The model's
+    initialisation is seeded with ``seed``. Returns ``{"model": the trained model in eval
+    mode, "losses": the loss of each step}``.
+
+    Raises:
+        ValueError: ``forward`` returns the wrong shape, or the loss stops being finite
+            (the message gives the step).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(seed)
+    model = module.Transformer(**config)
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    vocab = int(config["tgt_vocab_size"])
+    losses = []
+    for step in range(steps):
+        rows = slice(step * batch_size, (step + 1) * batch_size)
+        src_b, tgt_in, tgt_out = src[rows], tgt[rows, :-1], tgt[rows, 1:]
+        logits = model(src_b, tgt_in)
+        expected = (src_b.shape[0], tgt_in.shape[1], vocab)
+        if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != expected:
+            got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+            raise ValueError(f"Transformer.forward(src, tgt) returned {got}, expected shape {list(expected)}")
+        loss = F.cross_entropy(logits.reshape(-1, vocab), tgt_out.reshape(-1), ignore_index=pad_id)
+        if not torch.isfinite(loss):
+            raise ValueError(f"the training loss became {float(loss)} at step {step}")
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+    model.eval()
+    return {"model": model, "losses": losses}
+
+
+@task
+def probe(hidden_paths=(), outside_paths=()):
+    """What the sandbox looks like from inside (for ``tkit doctor`` and the kit's tests):
+    ids, rlimits, whether ``hidden_paths`` can be seen, whether ``outside_paths`` (and ``/``)
+    can be written, whether a TCP connection can be opened, the processes visible."""
+    import resource
+    import socket
+
+    def writable(path):
+        try:
+            with open(os.path.join(path, ".tkit-probe"), "w") as f:
+                f.write("x")
+            os.remove(os.path.join(path, ".tkit-probe"))
+            return True
+        except OSError:
+            return False
+
+    def network():
+        try:
+            with socket.create_connection(("1.1.1.1", 53), timeout=1.0):
+                return "connected"
+        except OSError as exc:
+            return f"refused: {exc.strerror or exc}"
+
+    limits = {name: resource.getrlimit(getattr(resource, name))[0]
+              for name in ("RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_NOFILE")}
+    status = {}
+    try:
+        with open("/proc/self/status") as f:
+            status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    except OSError:
+        pass
+    procs = [p for p in os.listdir("/proc") if p.isdigit()] if os.path.isdir("/proc") else []
+    return {
+        "uid": os.getuid(), "euid": os.geteuid(), "pid": os.getpid(), "cwd": os.getcwd(),
+        "no_new_privs": status.get("NoNewPrivs", "?").strip(),
+        "rlimits": limits, "network": network(), "processes_visible": len(procs),
+        "hidden_seen": [p for p in hidden_paths if os.path.exists(p)],
+        "writable": [p for p in ("/", *outside_paths) if writable(p) and not _inside(p, os.getcwd())],
+        "cwd_writable": writable("."),
+    }
+
+
+def _inside(path: str, folder: str) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return real == base or real.startswith(base.rstrip("/") + "/")

@@ -1,0 +1,79 @@
+"""``tkit doctor``: which sandbox protections are active on this machine, measured from inside a child."""
+
+from __future__ import annotations
+
+import click
+
+
+def gather() -> dict:
+    """Start one child the way grading does and ask it what it can see and do.
+
+    Returns ``{"launcher", "sandbox" (the child's own report), "probe" (tasks.probe's facts),
+    "checks": [(protection, active: bool, detail), ...]}``.
+    """
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from autograder import paths, sandbox
+    from autograder.remote import RemoteImpl
+
+    hidden = sandbox.hidden_paths()
+    outside = [str(paths.kit_root()), tempfile.gettempdir()]
+    with tempfile.TemporaryDirectory(prefix="tkit-doctor-") as folder:
+        remote = RemoteImpl(Path(folder), sandbox.Limits(call_timeout=20), label="doctor")
+        try:
+            remote.start()
+            facts = remote.task("probe", hidden, outside)
+            info = dict(remote.info)
+        finally:
+            remote.close()
+    box = info.get("sandbox", {})
+    limits = facts["rlimits"]
+    root = os.geteuid() == 0
+    checks = [
+        ("rlimits (memory RLIMIT_DATA, CPU, file size, processes)",
+         all(limits[k] not in (-1, None) for k in ("RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC")),
+         ", ".join(f"{k[7:]}={v}" for k, v in limits.items())),
+        ("namespaces (mount, PID, network, IPC, UTS)", bool(box.get("namespaces")),
+         box.get("namespaces_error") or ("user namespace" if box.get("user_namespace") else "as root")),
+        ("private file system (no solutions/, hidden tests, kit)",
+         box.get("filesystem") == "private root" and not facts["hidden_seen"],
+         "sees: " + (", ".join(facts["hidden_seen"]) or "none of them")),
+        ("only the scratch directory is writable", facts["cwd_writable"] and not facts["writable"],
+         "writable outside: " + (", ".join(facts["writable"]) or "none")),
+        ("network isolation", not facts["network"].startswith("connected"), facts["network"]),
+        ("privilege drop (root -> private uid, no_new_privs)" if root else "no_new_privs (not root: no drop needed)",
+         (facts["uid"] != 0 or not root) and facts["no_new_privs"] == "1",
+         f"uid {facts['uid']}, NoNewPrivs {facts['no_new_privs']}"),
+        ("clean-up of everything a child starts (PID namespace)", bool(box.get("namespaces")),
+         "PID namespace: its end kills all" if box.get("namespaces") else
+         "process group only: a daemon that calls setsid() may survive"),
+    ]
+    return {"launcher": info.get("launcher"), "sandbox": box, "probe": facts, "checks": checks}
+
+
+@click.command(name="doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw report as JSON.")
+def command(as_json):
+    """Report which sandbox protections are active on this machine (exit code 1 when any is missing)."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    report = gather()
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+    else:
+        table = Table(title=f"tkit sandbox (launcher: {report['launcher']})")
+        table.add_column("protection / 보호")
+        table.add_column("active / 적용")
+        table.add_column("detail / 세부")
+        for name, active, detail in report["checks"]:
+            table.add_row(name, "[green]yes / 예[/]" if active else "[red]NO / 아니오[/]", str(detail))
+        Console().print(table)
+    missing = [name for name, active, _ in report["checks"] if not active]
+    if missing:
+        click.secho("WARNING: missing protections: " + "; ".join(missing), fg="yellow", err=True)
+        raise SystemExit(1)
