@@ -36,11 +36,17 @@ def default_language() -> str:
     return "ko" if loc.lower().startswith("ko") else "en"
 
 
-def set_language(lang: str | None) -> None:
-    """Use ``lang`` ('en' or 'ko'; None = the default) for later ``_()`` calls."""
+def set_language(lang: str | None) -> str | None:
+    """Use ``lang`` ('en' or 'ko'; None = the default) for later ``_()`` calls.
+
+    Returns the previous setting, so a caller can restore it with ``set_language(previous)``.
+    Raises ValueError for another language.
+    """
     if lang is not None and lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    previous = _current.get() or None
     _current.set(lang or "")
+    return previous
 
 
 def language() -> str:

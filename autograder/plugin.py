@@ -227,7 +227,7 @@ class GradingSession:
 
     # -- hooks -------------------------------------------------------------------
     def pytest_sessionstart(self, session):
-        set_language(self.lang)
+        self._previous_lang = set_language(self.lang)
         self._t0 = time.monotonic()
         self.remote.deadline = self._t0 + self.time_limit
         self.remote.start()
@@ -272,6 +272,7 @@ class GradingSession:
         self.results = self.build_results()
         if self.results_path:
             write_json_atomic(Path(self.results_path), self.results)
+        set_language(getattr(self, "_previous_lang", None))
 
     # -- results -----------------------------------------------------------------
     def _record(self, item, call, report) -> dict:
