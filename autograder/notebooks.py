@@ -167,11 +167,16 @@ def grade_notebook_exercise(exercise: str, folder=".", *, lang: str | None = Non
     Raises:
         ValueError: for an unknown exercise name.
     """
+    import contextlib
+    import sys
+
     from autograder import exercises, grading
 
     points = exercises.get(exercise).points
     visibility = ("public", "hidden") if grading.suite_files(("hidden",), [exercise]) else ("public",)
-    results = grading.grade_submission(Path(folder), visibility=visibility, names=[exercise], lang=lang)
+    with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
+        warnings.simplefilter("ignore")
+        results = grading.grade_submission(Path(folder), visibility=visibility, names=[exercise], lang=lang)
     max_score = results["extra_data"]["max_score"]
     for note in results["extra_data"].get("warnings", []):
         print(f"warning: {note}")
