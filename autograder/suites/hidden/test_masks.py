@@ -1,0 +1,102 @@
+"""Hidden tests of exercise 3, ``masks.py``: random shapes, fully blocked rows, float64, the reference."""
+
+import pytest
+import torch
+
+from autograder.suitelib import draw, props
+from autograder.testing import check
+
+pytestmark = pytest.mark.exercise("masks")
+
+
+@pytest.mark.points(1)
+def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
+    """[B, H, S_q, S_k] scores with a combined padding + causal-style mask and fully blocked rows, float32 and float64
+
+    ko: 패딩 + 인과 형태의 마스크와 완전히 가려진 행이 있는 [B, H, S_q, S_k] 점수, float32 와 float64
+    """
+    batch, heads, q_len, k_len = draw.distinct(rng, 4, 2, 9)
+    scores = draw.randn(rng, batch, heads, q_len, k_len, scale=3.0)
+    mask = draw.padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
+        draw.random_mask(rng, q_len, k_len)
+    scores64 = scores.double()
+
+    def run(impl):
+        softmax = impl.masks.masked_softmax
+        return softmax(scores, mask), softmax(scores64, mask)
+
+    check(run, student, what=f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) in float32 and float64")
+
+
+@pytest.mark.points(0.5)
+def test_masked_softmax_other_dim(student, rng):
+    """dim=0 normalises over the first axis (blocked positions of that axis get 0)
+
+    ko: dim=0 이면 첫 번째 축으로 정규화합니다 (그 축의 가려진 위치는 0)
+    """
+    a, b, c = draw.distinct(rng, 3, 2, 8)
+    scores = draw.randn(rng, a, b, c)
+    mask = draw.random_mask(rng, a, 1, c)
+
+    def run(impl):
+        return impl.masks.masked_softmax(scores, mask, dim=0)
+
+    check(run, student, what=f"masked_softmax(scores[{a}, {b}, {c}], mask[{a}, 1, {c}], dim=0)")
+
+
+@pytest.mark.points(0.5)
+def test_combine_masks_random_shapes(student, rng):
+    """combine_masks on random B, S_q, S_k (all different), in the four cases
+
+    ko: 서로 다른 임의의 B, S_q, S_k 에서 combine_masks 의 네 가지 경우
+    """
+    batch, q_len, k_len = draw.distinct(rng, 3, 1, 9)
+    attn = draw.random_mask(rng, q_len, k_len)
+    kpm = draw.padding_mask(rng, batch, k_len)
+
+    def singles(impl):
+        combine = impl.masks.combine_masks
+        return combine(attn, None), combine(None, kpm), combine(None, None)
+
+    def both(impl):
+        return impl.masks.combine_masks(attn, kpm)
+
+    check(singles, student, what=f"combine_masks with one of attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, "
+                                 f"{k_len}]")
+    check(both, student, what=f"combine_masks(attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, {k_len}])")
+
+
+@pytest.mark.points(0.5)
+def test_padding_and_causal_random_sizes(student, rng):
+    """padding masks with a random pad_id, and causal masks of random size, size 1 and size 0
+
+    ko: 임의의 pad_id 로 만든 패딩 마스크와 임의 크기·크기 1·크기 0 의 인과 마스크
+    """
+    batch, length, size = draw.distinct(rng, 3, 2, 12)
+    pad_id = draw.integer(rng, 1, 5)
+    ids = draw.token_ids(rng, 6, batch, length)
+    ids[0, -1] = pad_id
+
+    def run(impl):
+        masks = impl.masks
+        return (masks.make_padding_mask(ids, pad_id=pad_id), masks.make_causal_mask(size),
+                masks.make_causal_mask(1), masks.make_causal_mask(0))
+
+    check(run, student, what=f"make_padding_mask(ids[{batch}, {length}], pad_id={pad_id}), "
+                             f"make_causal_mask({size}), make_causal_mask(1), make_causal_mask(0)")
+
+
+@pytest.mark.points(0.5)
+def test_masked_softmax_non_contiguous_scores(student, rng):
+    """non-contiguous scores give the same weights
+
+    ko: 연속(contiguous)이 아닌 점수에서도 같은 가중치가 나옵니다
+    """
+    batch, q_len, k_len = draw.distinct(rng, 3, 2, 9)
+    scores = draw.randn(rng, batch, q_len, k_len)
+    mask = draw.padding_mask(rng, batch, k_len)[:, None, :]
+
+    def run(impl):
+        return props.noncontiguous(impl, impl.masks.masked_softmax, scores, mask)
+
+    check(run, student, what=f"masked_softmax(non-contiguous scores[{batch}, {q_len}, {k_len}], mask)")
