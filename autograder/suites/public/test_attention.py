@@ -1,0 +1,110 @@
+"""Public tests of exercise 4, ``attention.py``: softmax(Q K^T / sqrt(d_k)) V with masks and dropout."""
+
+import pytest
+import torch
+
+from autograder.suitelib import formulas, props, say
+from autograder.testing import check, expect_raises
+
+pytestmark = pytest.mark.exercise("attention")
+
+GEN = torch.Generator().manual_seed(4)
+Q3, K3, V3 = torch.randn(2, 3, 4, generator=GEN), torch.randn(2, 5, 4, generator=GEN), torch.randn(2, 5, 6, generator=GEN)
+
+
+@pytest.mark.points(1.5)
+def test_matches_the_formula_3d(student):
+    """3-D inputs: (softmax(Q K^T / sqrt(d_k)) V, weights) with d_v != d_k and S_q != S_k
+
+    ko: 3차원 입력: d_v != d_k, S_q != S_k 에서 (softmax(Q K^T / sqrt(d_k)) V, 가중치)
+    """
+    def run(impl):
+        return impl.attention.scaled_dot_product_attention(Q3, K3, V3)
+
+    check(run, student, formulas.attention(Q3, K3, V3), what="scaled_dot_product_attention(q[2, 3, 4], k[2, 5, 4], "
+                                                             "v[2, 5, 6])")
+
+
+@pytest.mark.points(1.5)
+def test_matches_the_formula_4d_with_mask(student):
+    """4-D inputs [B, H, S, d] with a broadcast boolean mask (True = blocked get weight 0)
+
+    ko: 브로드캐스트되는 불리언 마스크(True = 가려져 가중치 0)가 있는 4차원 입력 [B, H, S, d]
+    """
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = torch.randn(2, 2, 3, 4, generator=gen), torch.randn(2, 2, 5, 4, generator=gen), \
+        torch.randn(2, 2, 5, 3, generator=gen)
+    mask = torch.tensor([[False, True, False, False, True], [False, False, False, True, True]])[:, None, None, :] | \
+        torch.tensor([[False, False, True, False, False]] * 3)
+
+    def run(impl):
+        return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
+
+    check(run, student, formulas.attention(q, k, v, mask),
+          what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 3, 5])")
+
+
+@pytest.mark.points(0.5)
+def test_permutation_equivariance(student):
+    """permuting keys and values together changes nothing; permuting queries permutes the output rows
+
+    ko: key 와 value 를 같이 섞으면 결과가 그대로이고, query 를 섞으면 출력 행이 같은 순서로 섞입니다
+    """
+    perm_q, perm_k = torch.tensor([2, 0, 1]), torch.tensor([3, 0, 4, 1, 2])
+
+    def run(impl):
+        sdpa = impl.attention.scaled_dot_product_attention
+        out, _ = sdpa(Q3, K3, V3)
+        permuted, _ = sdpa(Q3[:, perm_q], K3[:, perm_k], V3[:, perm_k])
+        return out, permuted
+
+    got = run(student)
+    props.compare_named(run, got, (got[0], got[0][:, perm_q]), what="(output, output with permuted q and k, v)")
+
+
+@pytest.mark.points(1)
+def test_fully_masked_query_gives_zeros(student):
+    """a query whose keys are all blocked gets zero weights and a zero output, never NaN
+
+    ko: 모든 key 가 가려진 query 는 NaN 이 아니라 0 가중치와 0 출력을 받습니다
+    """
+    mask = torch.tensor([[False, True, False, True, False], [True] * 5, [False] * 5])[None]
+
+    def run(impl):
+        return impl.attention.scaled_dot_product_attention(Q3[:1], K3[:1], V3[:1], mask=mask)
+
+    check(run, student, formulas.attention(Q3[:1], K3[:1], V3[:1], mask),
+          what="scaled_dot_product_attention(q[1, 3, 4], ..., mask with query 1 fully blocked)")
+
+
+@pytest.mark.points(1)
+def test_dropout_zeroes_and_rescales_the_weights(student):
+    """with dropout_p=0.5 each weight is 0 or doubled, and the output is the returned weights times V
+
+    ko: dropout_p=0.5 이면 각 가중치는 0 이거나 2배가 되고, 출력은 반환한 가중치와 V 의 곱입니다
+    """
+    gen = torch.Generator().manual_seed(6)
+    q, k, v = torch.randn(2, 6, 4, generator=gen), torch.randn(2, 7, 4, generator=gen), torch.randn(2, 7, 3, generator=gen)
+    _, plain = formulas.attention(q, k, v)
+
+    def run(impl):
+        return impl.attention.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+    got = run(student)
+    weights = got[1] if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], torch.Tensor) else plain
+    expected = (weights @ v, torch.where(weights == 0, torch.zeros_like(plain), plain * 2))
+    props.compare_named(run, got, expected, what=say("(output, weights) with dropout_p=0.5",
+                                                     "dropout_p=0.5 일 때 (출력, 가중치)"), atol=1e-5)
+
+
+@pytest.mark.points(0.5)
+def test_mismatched_shapes_raise_value_error(student):
+    """query/key with different d_k, or key/value with different S_k, raise ValueError
+
+    ko: d_k 가 다른 query/key, S_k 가 다른 key/value 는 ValueError 를 냅니다
+    """
+    sdpa = student.attention.scaled_dot_product_attention
+    expect_raises(lambda: sdpa(torch.zeros(1, 3, 4), torch.zeros(1, 5, 6), torch.zeros(1, 5, 2)),
+                  what="scaled_dot_product_attention(q[1, 3, 4], k[1, 5, 6], v[1, 5, 2])", match="d_k")
+    expect_raises(lambda: sdpa(torch.zeros(1, 3, 4), torch.zeros(1, 5, 4), torch.zeros(1, 6, 2)),
+                  what="scaled_dot_product_attention(q[1, 3, 4], k[1, 5, 4], v[1, 6, 2])", match="S_k")
