@@ -256,7 +256,7 @@ class GradingSplit:
 
 def _sample(pool: torch.Tensor, n: int, generator: torch.Generator, what: str) -> torch.Tensor:
     if n > pool.numel():
-        raise ValueError(f"{what}: asked for {n} images, only {pool.numel()} available")
+        raise ValueError(f"{what}={n} exceeds the {pool.numel()} images available for it")
     return pool[torch.randperm(pool.numel(), generator=generator)[:n]]
 
 
@@ -288,8 +288,8 @@ def grading_split(n_train: int, n_heldout: int, seed: int = 0,
         held_pool, train_pool = order[:HELDOUT_POOL], order[HELDOUT_POOL:]
         source = "test"
     gen = torch.Generator().manual_seed(seed)
-    tr = _sample(train_pool, n_train, gen, "training sample")
-    ho = _sample(held_pool, n_heldout, gen, "held-out sample")
+    tr = _sample(train_pool, n_train, gen, "n_train")
+    ho = _sample(held_pool, n_heldout, gen, "n_heldout")
     return GradingSplit(to_float_images(train_images[tr]), train_labels[tr].clone(),
                         to_float_images(test_images[ho]), test_labels[ho].clone(), source)
 

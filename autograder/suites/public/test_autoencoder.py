@@ -20,7 +20,7 @@ IMAGES = torch.rand(3, 1, 28, 28, generator=GEN)
 CODES = torch.randn(3, 8, generator=GEN) * 10
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_shapes(student):
     """encode gives [B, latent_dim]; decode and forward give [B, 1, 28, 28]
 
@@ -40,6 +40,21 @@ def test_shapes(student):
         check(code_shape, student, (3, latent_dim), what=f"ConvAutoEncoder({latent_dim}).encode(x).shape")
         check(image_shapes, student, ((3, 1, 28, 28), (3, 1, 28, 28)),
               what=f"ConvAutoEncoder({latent_dim}): (decode(z).shape, forward(x).shape)")
+
+
+@pytest.mark.points(0.5)
+def test_forward_is_decode_of_encode(student):
+    """forward(x) is exactly decode(encode(x)): no path around the bottleneck
+
+    ko: forward(x) 는 정확히 decode(encode(x)) 입니다 (병목을 건너뛰는 경로가 없습니다)
+    """
+    def run(impl):
+        m = impl.autoencoder.ConvAutoEncoder(8)
+        m.eval()
+        return m(IMAGES) - m.decode(m.encode(IMAGES))
+
+    check(run, student, torch.zeros(3, 1, 28, 28), what="ConvAutoEncoder(8): forward(x) - decode(encode(x))",
+          atol=1e-6, rtol=0)
 
 
 @pytest.mark.points(1)

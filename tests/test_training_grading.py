@@ -1,0 +1,256 @@
+"""Kit tests of issue 5: MNIST loading and the training-based grading's thresholds.
+
+Data: the official MNIST test set in ``../shared/datasets/mnist`` beside the kit (CI) or
+``TKIT_DATA_DIR``. The threshold tests train the reference and the catalog mutants with the
+fixed grading budgets of :mod:`autograder.suitelib.training` (in this process, one torch thread,
+as in the child) and check that the reference passes with margin while an untrained model, an
+identity AutoEncoder, a skip path, a training loop that never steps and a Transformer without
+the causal mask fail; one test grades a cheating submission in real children.
+"""
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from autograder import catalog, mnist, variants
+from autograder.remote import RemoteImpl
+from autograder.suitelib import training
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("TKIT_DATA_DIR") or REPO.parent / "shared" / "datasets" / "mnist")
+TEST_FILES = ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+
+
+@pytest.fixture
+def one_thread():
+    """Train with one torch thread, as the grading child does; restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def isolated_kit(tmp_path, monkeypatch):
+    """A kit root with only the manifest, so the default folders hold no MNIST."""
+    root = tmp_path / "kit"
+    (root / "datasets").mkdir(parents=True)
+    shutil.copyfile(REPO / "datasets" / "manifest.json", root / "datasets" / "manifest.json")
+    monkeypatch.setenv("TKIT_ROOT", str(root))
+    monkeypatch.delenv("TKIT_DATA_DIR", raising=False)
+    return root
+
+
+def copy_test_set(dest: Path, *, compressed: bool = True) -> dict[str, Path]:
+    """Copy (or decompress) the shared test-set files into ``dest``; returns name -> path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name in TEST_FILES:
+        src = mnist.locate("test", DATA)["images" if "images" in name else "labels"]
+        if compressed:
+            out[name] = dest / f"{name}.gz"
+            shutil.copyfile(src, out[name])
+        else:
+            out[name] = dest / name
+            out[name].write_bytes(gzip.decompress(src.read_bytes()))
+    return out
+
+
+# -- data ------------------------------------------------------------------------------------------
+
+
+def test_test_set_loads_with_known_labels():
+    images, labels = mnist.load_split("test", DATA)
+    assert images.dtype == torch.uint8 and tuple(images.shape) == (10000, 28, 28)
+    assert labels.dtype == torch.int64 and tuple(labels.shape) == (10000,)
+    # the first ten test labels of the official set
+    assert labels[:10].tolist() == [7, 2, 1, 0, 4, 1, 4, 9, 5, 9]
+    assert torch.bincount(labels, minlength=10).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+
+
+@pytest.mark.parametrize("layout", [".", "raw", "MNIST/raw"])
+@pytest.mark.parametrize("compressed", [True, False])
+def test_every_layout_gives_the_same_digits(tmp_path, layout, compressed):
+    copy_test_set(tmp_path / layout, compressed=compressed)
+    found = mnist.locate("test", tmp_path)
+    assert found["images"].parent.resolve() == (tmp_path / layout).resolve()
+    images, labels = mnist.load_split("test", tmp_path)
+    ref_images, ref_labels = mnist.load_split("test", DATA)
+    assert torch.equal(images, ref_images) and torch.equal(labels, ref_labels)
+
+
+def test_missing_data_names_the_command_and_the_folders(isolated_kit, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(mnist.DatasetMissing) as info:
+        mnist.load_split("test", empty)
+    text = str(info.value)
+    assert "tkit data mnist --download" in text
+    assert str(empty) in text and str(isolated_kit / "datasets" / "mnist") in text
+    assert mnist.available_splits(empty) == []
+
+
+def test_corrupted_archive_is_detected_by_checksum(tmp_path):
+    files = copy_test_set(tmp_path / "raw")
+    data = bytearray(files["t10k-images-idx3-ubyte"].read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    files["t10k-images-idx3-ubyte"].write_bytes(bytes(data))
+    with pytest.raises(mnist.ChecksumError, match="t10k-images-idx3-ubyte.gz: MD5"):
+        mnist.load_split("test", tmp_path)
+
+
+def test_truncated_or_altered_plain_file_is_detected(tmp_path):
+    files = copy_test_set(tmp_path, compressed=False)
+    labels = files["t10k-labels-idx1-ubyte"]
+    labels.write_bytes(labels.read_bytes()[:5000])
+    with pytest.raises(mnist.ChecksumError, match="5000 bytes, expected 10008"):
+        mnist.load_split("test", tmp_path)
+    images = files["t10k-images-idx3-ubyte"]
+    data = bytearray(images.read_bytes())
+    data[1000] ^= 0x01                      # same size, one bit flipped
+    images.write_bytes(bytes(data))
+    with pytest.raises(mnist.ChecksumError, match="MD5"):
+        mnist.verify_file(images)
+
+
+def test_grading_split_is_fixed_and_disjoint():
+    a = mnist.grading_split(300, 100, seed=3, data_dir=DATA)
+    b = mnist.grading_split(300, 100, seed=3, data_dir=DATA)
+    assert torch.equal(a.train_images, b.train_images) and torch.equal(a.heldout_images, b.heldout_images)
+    assert a.source == "test"
+    assert a.train_images.dtype == torch.float32 and tuple(a.train_images.shape) == (300, 1, 28, 28)
+    assert float(a.train_images.min()) == 0.0 and float(a.train_images.max()) == 1.0
+    train_rows = {bytes((a.train_images[i] * 255).round().to(torch.uint8).flatten().tolist())
+                  for i in range(300)}
+    held_rows = {bytes((a.heldout_images[i] * 255).round().to(torch.uint8).flatten().tolist())
+                 for i in range(100)}
+    assert not train_rows & held_rows
+    other = mnist.grading_split(300, 100, seed=4, data_dir=DATA)
+    assert not torch.equal(other.train_images, a.train_images)
+    with pytest.raises(ValueError, match="n_heldout"):
+        mnist.grading_split(10, 5000, data_dir=DATA)
+
+
+def test_tkit_data_mnist_command(isolated_kit, tmp_path):
+    from cli import main
+
+    ok = CliRunner().invoke(main, ["data", "mnist", "--data-dir", str(DATA), "--verify"])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.count("OK") == 2 and "training set is not present" in ok.output
+    missing = CliRunner().invoke(main, ["data", "mnist", "--data-dir", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 1 and "tkit data mnist --download" in missing.output
+
+
+# -- the reversal task -------------------------------------------------------------------------------
+
+
+def test_reversal_data_and_exact_match():
+    src, tgt = training.reversal_data(50, seed=1)
+    for s, t in zip(src.tolist(), tgt.tolist()):
+        symbols = [v for v in s if v != training.PAD]
+        assert t[: len(symbols) + 2] == [training.BOS, *symbols[::-1], training.EOS]
+        assert all(v == training.PAD for v in t[len(symbols) + 2:])
+    assert training.exact_match(tgt, tgt).all()
+    wrong = tgt.clone()
+    wrong[0, 1] = 3 if wrong[0, 1] != 3 else 4
+    truncated = tgt[:, :3]
+    assert training.exact_match(wrong, tgt).tolist() == [False] + [True] * 49
+    assert not training.exact_match(truncated, tgt)[(tgt != training.PAD).sum(1) > 3].any()
+
+
+def test_linear_credit():
+    assert training.linear_credit(0.02, 0.055, 0.030) == 1.0
+    assert training.linear_credit(0.0425, 0.055, 0.030) == pytest.approx(0.5)
+    assert training.linear_credit(0.4, 0.2, 0.6) == pytest.approx(0.5)
+    assert training.linear_credit(float("nan"), 0.2, 0.6) == 0.0
+
+
+# -- thresholds ----------------------------------------------------------------------------------------
+
+
+def test_reference_autoencoder_passes_with_margin_and_is_deterministic(one_thread):
+    runs = [training.autoencoder_run(variants.reference(), data_dir=DATA, cache=False) for _ in range(3)]
+    first = runs[0]
+    assert first.problem is None and first.weights_changed
+    assert len(first.losses) == training.AE.epochs and first.losses == sorted(first.losses, reverse=True)
+    assert first.mse * 1.5 <= training.AE.full_credit_mse, first.mse
+    assert all(r.mse == first.mse and r.losses == first.losses for r in runs[1:])
+
+
+@pytest.mark.parametrize("mutant_id", ["autoencoder_no_optimizer_step", "autoencoder_identity",
+                                       "autoencoder_skip_path"])
+def test_autoencoder_mistakes_score_nothing(one_thread, mutant_id):
+    run = training.autoencoder_run(catalog.by_id(mutant_id).impl(), data_dir=DATA)
+    assert run.problem is None
+    assert run.mse > 2 * training.AE.learns_mse, run.mse
+
+
+def test_wide_latent_cannot_pass_the_bottleneck(one_thread):
+    small = training.AutoencoderBudget(n_train=64, n_heldout=8, epochs=1)
+    run = training.autoencoder_run(catalog.by_id("autoencoder_wide_latent").impl(), small, data_dir=DATA)
+    assert run.problem is not None and "[8, 16]" in run.problem and "1568" in run.problem
+    assert run.mse != run.mse  # NaN: nothing measured, no credit
+
+
+CHEATER = '''
+import torch
+from torch import nn
+
+_SEEN = {}
+
+
+class ConvAutoEncoder(nn.Module):
+    """Honest shapes, no learning: decode looks up the images encode saw."""
+
+    def __init__(self, latent_dim=32):
+        super().__init__()
+        self.latent_dim = latent_dim
+        self.fc = nn.Linear(784, latent_dim)
+
+    def encode(self, x):
+        z = self.fc(x.flatten(1))
+        _SEEN[x.shape[0]] = x.clone()
+        return z
+
+    def decode(self, z):
+        if z.shape[0] in _SEEN:
+            return _SEEN[z.shape[0]]
+        return torch.full((z.shape[0], 1, 28, 28), 0.5)
+
+    def forward(self, x):
+        return self.decode(self.encode(x))
+
+
+def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
+    return [1.0 / (e + 1) for e in range(epochs)]
+'''
+
+
+def test_a_cache_around_the_bottleneck_cannot_score(tmp_path):
+    (tmp_path / "autoencoder.py").write_text(CHEATER, encoding="utf-8")
+    small = training.AutoencoderBudget(n_train=64, n_heldout=200, epochs=2)
+    impl = RemoteImpl(tmp_path)
+    try:
+        run = training.autoencoder_run(impl, small, data_dir=DATA)
+    finally:
+        impl.close()
+    assert run.problem is None
+    # decode ran in a fresh process that never saw the held-out digits: a grey image
+    assert run.mse > 2 * training.AE.learns_mse
+
+
+def test_reference_transformer_passes_untrained_and_unmasked_fail(one_thread):
+    reference = training.transformer_run(variants.reference(), cache=False)
+    assert reference.accuracy - 0.15 >= training.TF.full_credit_acc, reference.accuracy
+    again = training.transformer_run(variants.reference(), cache=False)
+    assert again.accuracy == reference.accuracy and again.losses == reference.losses
+    untrained = training.transformer_run(variants.reference(), training.TransformerBudget(steps=0), cache=False)
+    assert untrained.accuracy < training.TF.partial_acc / 2
+    unmasked = training.transformer_run(catalog.by_id("transformer_no_causal_mask").impl(), cache=False)
+    assert unmasked.accuracy < training.TF.partial_acc / 2, unmasked.accuracy
+    assert unmasked.losses[-1] < reference.losses[-1]  # it "learns" by peeking at the next token
