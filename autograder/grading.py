@@ -101,8 +101,10 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
         else:
             with contextlib.redirect_stdout(sink):
                 code = pytest.main(args, plugins=[grabber])
-    if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C: partial results must not be recorded as a grade
+    if grabber.interrupted:  # Ctrl-C: partial results must not be recorded as a grade
         raise KeyboardInterrupt
+    if code == pytest.ExitCode.INTERRUPTED:  # pytest also says so when a suite file fails to import
+        raise RuntimeError(f"the test suites could not be collected:\n{sink.getvalue()[-3000:]}")
     if grabber.results is None:
         raise RuntimeError(f"the test suites did not run (pytest exit code {code}):\n{sink.getvalue()[-3000:]}")
     return grabber.results
@@ -112,6 +114,10 @@ class _ResultGrabber:
     """Takes the results from the plugin's session at the end of the run."""
 
     results: dict | None = None
+    interrupted: bool = False
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.interrupted = True
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):

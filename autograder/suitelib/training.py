@@ -44,7 +44,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograder import catalog
+try:  # instructor-only: the student edition ships no mistake catalog
+    from autograder import catalog
+except ImportError:
+    catalog = None
 from autograder.i18n import _
 
 
@@ -111,6 +114,8 @@ def linear_credit(value: float, zero_at: float, full_at: float) -> float:
 
 def named_mistake(mutant_id: str) -> catalog.Mutant | None:
     """The catalog entry ``mutant_id``, or None (student edition, or not in the catalog)."""
+    if catalog is None:
+        return None
     try:
         return catalog.by_id(mutant_id)
     except (KeyError, catalog.CatalogError):

@@ -1,0 +1,95 @@
+"""The student edition: nothing reference-only in it, and it installs and self-checks on its own."""
+
+import os
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+import cli
+from autograder import release, stubs
+
+from conftest import REPO_ROOT, SOLUTIONS_DIR
+from kit_venv import make_venv
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("edition") / "student"
+    run = CliRunner().invoke(cli.main, ["release", "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    assert f"to {out}" in run.output
+    return out
+
+
+def test_the_edition_has_stubs_public_suites_and_the_cli(edition):
+    assert (edition / "cli.py").is_file() and (edition / "pyproject.toml").is_file()
+    assert (edition / "autograder" / "suites" / "pytest.ini").is_file()
+    public = sorted(p.name for p in (REPO_ROOT / "autograder" / "suites" / "public").glob("*.py"))
+    assert public and sorted(p.name for p in (edition / "autograder/suites/public").glob("*.py")) == public
+    stubs_written = sorted(p.name for p in (edition / "exercises").glob("*.py"))
+    assert stubs_written == sorted(p.name for p in SOLUTIONS_DIR.glob("*.py") if not p.name.startswith("_"))
+    for name in stubs_written:  # the same code path as the committed exercises/
+        expected = stubs.stub_file_text((SOLUTIONS_DIR / name).read_text(encoding="utf-8"), name[:-3])
+        assert (edition / "exercises" / name).read_text(encoding="utf-8") == expected
+    readme = (edition / "README.md").read_text(encoding="utf-8")
+    assert "tkit check" in readme and "자가 점검" in readme
+
+
+def test_the_edition_holds_nothing_reference_only(edition):
+    files = [p for p in edition.rglob("*") if p.is_file()]
+    rel = [p.relative_to(edition).as_posix() for p in files]
+    assert not any(r.startswith(("solutions/", "autograder/catalog/", "autograder/suites/hidden/")) for r in rel)
+    assert not any(r.startswith(("autograder/release", "autograder/export_", "autograder/stubs")) for r in rel)
+    assert not any(r.startswith("tests/") for r in rel)
+    regions = [body for _, body in release.solution_regions(SOLUTIONS_DIR) if len(body.strip()) >= 24]
+    assert len(regions) > 20
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")  # .mo catalogs are binary
+        assert stubs.BEGIN_MARKER not in text, path
+        leaked = [body for body in regions if body in text]
+        assert not leaked, f"{path} holds solution code: {leaked[0]!r}"
+    assert release.reference_material(edition, SOLUTIONS_DIR) == []
+
+
+def test_the_scan_finds_planted_reference_material(edition, tmp_path):
+    planted = tmp_path / "planted"
+    (planted / "autograder" / "catalog").mkdir(parents=True)
+    (planted / "autograder" / "catalog" / "masks.py").write_text("MUTANTS = []\n", encoding="utf-8")
+    (planted / "exercises").mkdir()
+    (planted / "exercises" / "masks.py").write_text(
+        (SOLUTIONS_DIR / "masks.py").read_text(encoding="utf-8").replace(stubs.BEGIN_MARKER, "# begin"),
+        encoding="utf-8")
+    problems = release.reference_material(planted, SOLUTIONS_DIR)
+    assert "autograder/catalog/masks.py: instructor-only path" in problems
+    assert "exercises/masks.py: holds solution code from solutions/masks.py" in problems
+
+
+def test_release_refuses_to_overwrite(edition, tmp_path):
+    run = CliRunner().invoke(cli.main, ["release", "--out", str(edition)])
+    assert run.exit_code == 1 and "exists and is not empty; use --force" in run.output
+    run = CliRunner().invoke(cli.main, ["release", "--out", str(REPO_ROOT / "autograder" / "x")])
+    assert run.exit_code == 1 and "inside the kit's own autograder/" in run.output
+
+
+def test_the_edition_installs_in_a_fresh_venv_and_checks_the_stubs(edition, tmp_path):
+    bin_dir = make_venv(tmp_path / "venv", edition)
+    env = {k: v for k, v in os.environ.items() if k not in ("TKIT_ROOT", "PYTHONPATH")}
+    env.update(COLUMNS="120", TKIT_LANG="en")
+    where = subprocess.run([str(bin_dir / "python"), "-c", "import autograder, cli; print(autograder.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert where.stdout.strip() == str(edition / "autograder" / "__init__.py")
+
+    run = subprocess.run([str(bin_dir / "tkit"), "check"], cwd=edition, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert any("Results" in line for line in lines)
+    total = [line for line in lines if " total " in line]
+    assert total and total[0].split("│")[-2].strip().startswith("0/"), run.stdout
+    assert "is not implemented yet" in run.stdout
+
+    hidden = subprocess.run([str(bin_dir / "tkit"), "grade", "exercises", "--out", str(tmp_path / "g")],
+                            cwd=edition, env=env, capture_output=True, text=True)
+    assert hidden.returncode != 0 and "not available in this edition" in hidden.stderr
