@@ -1,0 +1,4 @@
+"""Attack: raise SystemExit while the module is imported."""
+import sys
+
+sys.exit(0)
