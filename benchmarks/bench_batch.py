@@ -1,0 +1,177 @@
+"""Batch grading benchmark: prints figures measured side by side in one run (not a test).
+
+(a) per-submission start-up overhead of a sandboxed child (warm zygote: fork, namespaces,
+    private root, privilege drop, ``hello``) against ``python -c "import torch"``; target <= 0.2;
+(b) wall time of grading N submissions (a mix of correct, buggy, untouched and crashing;
+    no training checks) on W workers; target <= 60 s for 100 on 2 workers;
+(c) peak memory per worker (the worker, its zygote and its children), as RSS (counts pages
+    shared between zygote and child twice) and PSS (shared pages split); target <= 1.5 GB.
+
+    .venv/bin/python benchmarks/bench_batch.py                       # 100 submissions, 2 workers
+    .venv/bin/python benchmarks/bench_batch.py --n 20 --exercise positional_encoding
+
+The machine's load is printed with the figures: other work on the same cores slows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autograder import batch  # noqa: E402
+from autograder.sandbox import ChildProcess, Limits  # noqa: E402
+
+
+def time_import_torch(runs: int) -> float:
+    """Median wall seconds of ``python -c "import torch"`` in a fresh interpreter."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def time_child_startup(runs: int, folder: Path) -> float:
+    """Median wall seconds from asking for a child to its ``hello`` and back to it being gone."""
+    ChildProcess(folder, Limits()).close()  # the zygote's own start (import torch) is paid once
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        child = ChildProcess(folder, Limits())
+        child.wait_ready()
+        child.close()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def make_class(folder: Path, n: int, exercises: list[str]) -> list[tuple[str, Path]]:
+    """``n`` submissions cycling through correct, buggy (a sign flipped in the first
+    ``return``), untouched stub and crashing (``os._exit(3)`` at import)."""
+    todo = []
+    for i in range(n):
+        kind = ("correct", "buggy", "untouched", "crashing")[i % 4]
+        sub = folder / f"s{i:03d}_{kind}"
+        sub.mkdir(parents=True)
+        for name in exercises:
+            text = (REPO / ("exercises" if kind == "untouched" else "solutions") / f"{name}.py").read_text()
+            if kind == "buggy":
+                text = text.replace("    return ", "    return -", 1)
+            elif kind == "crashing":
+                text = "import os\nos._exit(3)\n" + text
+            (sub / f"{name}.py").write_text(text)
+        todo.append((sub.name, sub))
+    return todo
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack += children.get(pid, [])
+    return out
+
+
+def _memory(pid: int) -> tuple[int, int]:
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return rss, pss
+
+
+class MemorySampler(threading.Thread):
+    """Samples, every ``interval`` s, the RSS and PSS summed over each pool worker's process tree."""
+
+    def __init__(self, interval: float = 0.2):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.peak_rss: dict[int, int] = {}
+        self.peak_pss: dict[int, int] = {}
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            for worker in multiprocessing.active_children():
+                totals = [_memory(p) for p in _tree(worker.pid)]
+                rss, pss = sum(t[0] for t in totals), sum(t[1] for t in totals)
+                self.peak_rss[worker.pid] = max(self.peak_rss.get(worker.pid, 0), rss)
+                self.peak_pss[worker.pid] = max(self.peak_pss.get(worker.pid, 0), pss)
+            self.stop.wait(self.interval)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=100, help="submissions to grade (default 100)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--exercise", action="append", default=None,
+                        help="exercise(s) graded (default: positional_encoding and embedding)")
+    parser.add_argument("--runs", type=int, default=3, help="repetitions of the import-torch timing")
+    args = parser.parse_args()
+    exercises = args.exercise or ["positional_encoding", "embedding"]
+    print(f"machine: {os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.2f} "
+          "(other work on these cores slows every figure)")
+    with tempfile.TemporaryDirectory(prefix="tkit-bench-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "empty").mkdir()
+        torch_s = time_import_torch(args.runs)
+        child_s = time_child_startup(20, tmp / "empty")
+        print(f"(a) python -c 'import torch': {torch_s:.2f} s (median of {args.runs}); "
+              f"sandboxed child start+hello+stop: {child_s * 1000:.0f} ms (median of 20); "
+              f"ratio {child_s / torch_s:.3f} (target <= 0.2)")
+        todo = make_class(tmp / "class", args.n, exercises)
+        sampler = MemorySampler()
+        sampler.start()
+        done = []
+        stats = batch.grade_many(todo, tmp / "out", workers=args.workers,
+                                 options=dict(names=exercises, seed=0, training=False),
+                                 on_result=lambda sid, path, r: done.append((sid, r)))
+        sampler.stop.set()
+        sampler.join()
+        scores = {}
+        for sid, r in done:
+            kind = sid.split("_", 1)[1]
+            scores.setdefault(kind, []).append(r["score"] if isinstance(r, dict) else None)
+        print(f"(b) {args.n} submissions ({', '.join(exercises)}, public+hidden, no training) on "
+              f"{stats.workers} workers: {stats.seconds:.1f} s wall, {stats.errors} grader errors "
+              f"(target <= 60 s for 100 on 2); mean score by kind: "
+              + ", ".join(f"{k} {statistics.mean(v):.2f}" for k, v in sorted(scores.items())
+                          if None not in v))
+        gb = 1024**3
+        print("(c) peak memory per worker (worker + zygote + child): "
+              + "; ".join(f"RSS {sampler.peak_rss[p] / gb:.2f} GB, PSS {sampler.peak_pss[p] / gb:.2f} GB"
+                          for p in sorted(sampler.peak_rss)) + " (target <= 1.5 GB)")
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        shutil.rmtree(tmp / "out", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
