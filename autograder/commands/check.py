@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -19,7 +20,10 @@ import click
               help="Also write an HTML report (with pictures) here.")
 @click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the messages.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
-def command(exercise, path, json_path, html_path, lang, seed):
+@click.option("--data-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder holding the MNIST files for the AutoEncoder's training tests "
+                   "[default: TKIT_DATA_DIR, then datasets/mnist; `tkit data mnist --download` fetches them].")
+def command(exercise, path, json_path, html_path, lang, seed, data_dir):
     """Run the public tests on your exercises (all, or the EXERCISE names given).
 
     Exits 0 only when every checked test passes.
@@ -28,6 +32,8 @@ def command(exercise, path, json_path, html_path, lang, seed):
     from autograder.console import print_results
 
     i18n.set_language(lang)
+    if data_dir is not None:  # read by autograder.mnist when the AutoEncoder's tests load MNIST
+        os.environ["TKIT_DATA_DIR"] = str(data_dir.resolve())
     for name in exercise:
         try:
             exercises.get(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -41,8 +42,11 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
 @click.option("--shard", "shard_spec", default=None, metavar="K/N",
               help="Grade only shard K of N (0-based, every N-th student id in sorted order), for a Slurm "
                    "array or a Kubernetes indexed Job; join the shards with `tkit gradebook merge`.")
+@click.option("--data-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder holding the MNIST IDX files for the AutoEncoder's training tests "
+                   "[default: TKIT_DATA_DIR, then datasets/mnist; see `tkit data mnist`].")
 def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures,
-            workers, shard_spec):
+            workers, shard_spec, data_dir):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
 
     Writes OUT/<student>/results.json, feedback.html and feedback.md, and for the class
@@ -51,6 +55,8 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     from autograder import batch, exercises, i18n
 
     i18n.set_language(lang)
+    if data_dir is not None:  # read by autograder.mnist in this process and in the workers it spawns
+        os.environ["TKIT_DATA_DIR"] = str(data_dir.resolve())
     for name in names:
         try:
             exercises.get(name)
