@@ -1,0 +1,72 @@
+"""Hidden tests of exercise 7 (encoder.py): random distinct dimensions and edge cases, compared
+with the reference solution (weights drawn from the test's seed and loaded into both)."""
+
+import pytest
+import torch
+
+from autograder.i18n import _
+from autograder.suitelib import layers
+from autograder.testing import check
+
+pytestmark = pytest.mark.exercise("encoder")
+
+
+def _setup(rng, norm_first, batch=None, length=None):
+    dims = layers.layer_dims(rng)
+    b = batch or dims["B"]
+    s = length or dims["S"]
+    d = dims["H"] * dims["hd"]
+    stack = layers.torch_stack("encoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, generator=rng)
+    x = torch.randn(b, s, d, generator=rng)
+    lengths = torch.randint(1, s + 1, (b,), generator=rng)
+    lengths[0] = s
+    return dims, d, layers.stack_state(stack), x, layers.padding_mask(lengths, s)
+
+
+def _run(dims, d, state, x, kpm, norm_first, dtype=torch.float32):
+    def run(impl):
+        m = impl.encoder.Encoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first)
+        layers.load_weights(m, state, "Encoder")
+        m.to(dtype)
+        m.eval()
+        return m(x.to(dtype), key_padding_mask=kpm)
+    return run
+
+
+@pytest.mark.points(0.75)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_random_dimensions(student, rng, norm_first):
+    """Encoder matches the reference on random distinct B, S, heads, head_dim, d_ff
+    ko: 서로 다른 무작위 B, S, 헤드 수, head_dim, d_ff 에서 Encoder 가 참조 구현과 같습니다"""
+    dims, d, state, x, kpm = _setup(rng, norm_first)
+    check(_run(dims, d, state, x, kpm, norm_first), student,
+          what=f"Encoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], mask)",
+          valid=layers.valid_positions(kpm))
+
+
+@pytest.mark.points(0.5)
+def test_batch_one_length_one(student, rng):
+    """Encoder works on one sequence of one token
+    ko: 길이 1 인 시퀀스 하나에서도 Encoder 가 동작합니다"""
+    dims, d, state, x, kpm = _setup(rng, True, batch=1, length=1)
+    check(_run(dims, d, state, x, kpm, True), student, what="Encoder(...)(x[1, 1, d])")
+
+
+@pytest.mark.points(0.5)
+def test_float64(student, rng):
+    """Encoder in float64 returns float64 with the reference's values
+    ko: float64 Encoder 가 float64 로 참조 구현과 같은 값을 냅니다"""
+    dims, d, state, x, kpm = _setup(rng, False)
+    check(_run(dims, d, state, x, kpm, False, torch.float64), student, what="Encoder(...).double()(x.double())",
+          atol=1e-9, rtol=1e-7, valid=layers.valid_positions(kpm))
+
+
+@pytest.mark.points(0.5)
+def test_fully_padded_sequence(student, rng):
+    """A sequence that is all padding neither disturbs the others nor produces NaN
+    ko: 전부 패딩인 시퀀스가 있어도 다른 시퀀스는 그대로이고 NaN 이 나오지 않습니다"""
+    dims, d, state, x, kpm = _setup(rng, False)
+    kpm[-1] = True
+    got = check(_run(dims, d, state, x, kpm, False), student, what="Encoder(...)(x, mask with a fully padded row)",
+                valid=layers.valid_positions(kpm))
+    assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf in the fully padded sequence")

@@ -1,0 +1,102 @@
+"""Public tests of exercise 7 (encoder.py): EncoderLayer and Encoder.
+
+Oracles: PyTorch's nn.TransformerEncoderLayer / nn.TransformerEncoder (batch first, ReLU) with
+the same randomised weights, run through PyTorch's slow path; properties: padding invariance and
+eval determinism. Small sizes: B=3, S=6, d_model=16, 4 heads, d_ff=24.
+"""
+
+import pytest
+import torch
+
+from autograder.suitelib import layers
+from autograder.testing import check, compare
+
+pytestmark = pytest.mark.exercise("encoder")
+
+B, S, D, H, FF = 3, 6, 16, 4, 24
+LENGTHS = [6, 4, 1]
+
+
+def _inputs(seed):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(B, S, D, generator=gen)
+    return gen, x, layers.padding_mask(LENGTHS, S)
+
+
+def _layer_run(state, x, kpm, norm_first, dropout=0.0):
+    def run(impl):
+        m = impl.encoder.EncoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first)
+        layers.load_weights(m, state, "EncoderLayer")
+        m.eval()
+        return m(x, key_padding_mask=kpm)
+    return run
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_layer_matches_pytorch(student, seed, norm_first):
+    """EncoderLayer gives nn.TransformerEncoderLayer's numbers (same weights, padding mask)
+    ko: EncoderLayer 가 같은 가중치의 nn.TransformerEncoderLayer 와 같은 값을 냅니다 (패딩 마스크 포함)"""
+    gen, x, kpm = _inputs(seed)
+    torch_layer = layers.torch_layer("encoder", D, H, FF, norm_first=norm_first, generator=gen)
+    expected = layers.oracle(torch_layer, x, src_key_padding_mask=kpm)
+    check(_layer_run(layers.encoder_layer_state(torch_layer), x, kpm, norm_first), student, expected,
+          what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
+          valid=layers.valid_positions(kpm))
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_stack_matches_pytorch(student, seed, norm_first):
+    """Encoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerEncoder's numbers
+    ko: Encoder (2층, Pre-LN 일 때만 마지막 LayerNorm) 가 nn.TransformerEncoder 와 같은 값을 냅니다"""
+    gen, x, kpm = _inputs(seed)
+    stack = layers.torch_stack("encoder", 2, D, H, FF, norm_first=norm_first, generator=gen)
+    expected = layers.oracle(stack, x, src_key_padding_mask=kpm)
+    state = layers.stack_state(stack)
+
+    def run(impl):
+        m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
+        layers.load_weights(m, state, "Encoder")
+        m.eval()
+        return m(x, key_padding_mask=kpm)
+
+    check(run, student, expected, what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
+          valid=layers.valid_positions(kpm))
+    if not norm_first:
+        norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
+        compare(norm, None, what="Encoder(..., norm_first=False).norm")
+
+
+@pytest.mark.points(1)
+def test_padding_invariance(student, seed):
+    """Changing the padded positions of x leaves the outputs at valid positions unchanged
+    ko: x 의 패딩 위치 값을 바꿔도 유효한 위치의 출력은 그대로입니다"""
+    gen, x, kpm = _inputs(seed)
+    x2 = layers.replace_where(x, kpm, gen)
+
+    def run(impl):
+        m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0)
+        m.eval()
+        return m(x, key_padding_mask=kpm), m(x2, key_padding_mask=kpm)
+
+    layers.expect_same(run, student, what="Encoder output after changing padded positions",
+                       valid=layers.valid_positions(kpm))
+
+
+@pytest.mark.points(1)
+def test_eval_is_deterministic(student, seed):
+    """With dropout=0.5, eval() makes EncoderLayer deterministic and equal to PyTorch's eval output
+    ko: dropout=0.5 라도 eval() 에서는 EncoderLayer 가 결정적이며 PyTorch 의 eval 출력과 같습니다"""
+    gen, x, _ = _inputs(seed)
+    torch_layer = layers.torch_layer("encoder", D, H, FF, norm_first=False, generator=gen, dropout=0.5)
+    expected = layers.oracle(torch_layer, x)
+    state = layers.encoder_layer_state(torch_layer)
+
+    def run(impl):
+        m = impl.encoder.EncoderLayer(D, H, FF, dropout=0.5)
+        layers.load_weights(m, state, "EncoderLayer")
+        m.eval()
+        return m(x), m(x)
+
+    check(run, student, (expected, expected), what="EncoderLayer(dropout=0.5).eval()(x), called twice")

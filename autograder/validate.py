@@ -1,0 +1,171 @@
+"""``tkit validate``: prove the suites right, the way CI does.
+
+Three kinds of check, each a full grading run through :func:`autograder.grading.run_suites`
+(so through the sandboxed child, exactly as a student's submission):
+
+* the reference solutions (``solutions/``) must score full marks on the selected exercises;
+* the untouched stubs (``exercises/``) must score 0;
+* every catalog mutant (:func:`autograder.catalog.all_mutants`) is graded as a submission, a copy
+  of ``solutions/`` with ``solutions/<m.target>.py`` replaced by ``m.source()``, on its own
+  exercise only; it must lose points there, and a failing test must name it
+  (``extra_data["mistake"] == m.id``).
+
+A mutant is first graded without the training tests (fast); only when that does not catch it
+(and training is allowed) is it graded again with them. A patch that no longer applies to the
+reference (:class:`autograder.catalog.CatalogError`) is a failed check with that message.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from autograder import catalog, exercises, grading, paths
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one validation check.
+
+    ``kind`` is ``reference``, ``stubs`` or ``mutant``; ``label`` the mutant id (or the kind);
+    ``score``/``max_score`` the points on the graded exercises (for a mutant: on its own
+    exercise); ``detail`` says why a check failed (empty when it passed); ``seconds`` its wall time.
+    """
+
+    kind: str
+    label: str
+    exercise: str
+    ok: bool
+    score: float
+    max_score: float
+    detail: str
+    seconds: float
+
+
+def exercise_score(results: dict, name: str) -> tuple[float, float]:
+    """``(score, max_score)`` of exercise ``name`` in a results dict (0, 0 when it has no tests)."""
+    entry = results["extra_data"]["exercises"].get(name, {"score": 0.0, "max_score": 0.0})
+    return entry["score"], entry["max_score"]
+
+
+def named_mistakes(results: dict, name: str) -> list[str]:
+    """The mistakes named by the failing tests of exercise ``name``, in test order."""
+    return [t["extra_data"]["mistake"] for t in results["tests"]
+            if t["tags"][0] == name and t["status"] == "failed" and t["extra_data"].get("mistake")]
+
+
+def check_reference(names: list[str], *, training: bool, seed: int) -> CheckResult:
+    """The reference must get every point of ``names`` (all 100 when every exercise and the
+    training tests are included)."""
+    t0 = time.monotonic()
+    results = grading.run_suites(paths.solutions_dir(), names=names, seed=seed, training=training)
+    score, max_score = results["score"], results["extra_data"]["max_score"]
+    expected = sum(exercises.get(n).points for n in names)
+    problems = [f"{t['name']}: {t['output'].splitlines()[0] if t['output'] else 'failed'}"
+                for t in results["tests"] if t["status"] != "passed"]
+    if training and abs(max_score - expected) > 1e-9:
+        problems.insert(0, f"the suites hold {max_score:g} points, exercises.py says {expected:g}")
+    return CheckResult("reference", "reference", ",".join(names) if len(names) < len(exercises.NAMES) else "all",
+                       not problems, score, max_score, "; ".join(problems[:5]), time.monotonic() - t0)
+
+
+def check_stubs(names: list[str], *, training: bool, seed: int) -> CheckResult:
+    """The untouched stubs must score 0."""
+    t0 = time.monotonic()
+    results = grading.run_suites(paths.exercises_dir(), names=names, seed=seed, training=training)
+    passed = [t["name"] for t in results["tests"] if t["score"] > 0]
+    detail = ("tests that give the stubs points: " + "; ".join(passed[:5])) if passed else ""
+    return CheckResult("stubs", "stubs", ",".join(names) if len(names) < len(exercises.NAMES) else "all",
+                       not passed, results["score"], results["extra_data"]["max_score"], detail,
+                       time.monotonic() - t0)
+
+
+def write_mutant(mutant: catalog.Mutant, dest: Path) -> None:
+    """Fill ``dest`` with the reference modules, ``<mutant.target>.py`` replaced by the mutant.
+    Raises CatalogError when the patch no longer applies."""
+    source = mutant.source()
+    for path in sorted(paths.solutions_dir().glob("*.py")):
+        shutil.copyfile(path, dest / path.name)
+    (dest / f"{mutant.target}.py").write_text(source, encoding="utf-8")
+
+
+def _mutant_verdict(mutant: catalog.Mutant, results: dict) -> tuple[bool, float, float, str]:
+    score, max_score = exercise_score(results, mutant.exercise)
+    named = named_mistakes(results, mutant.exercise)
+    if max_score == 0:
+        return False, score, max_score, f"no tests of {mutant.exercise} ran"
+    if score >= max_score:
+        return False, score, max_score, "loses no points"
+    if mutant.id not in named:
+        return False, score, max_score, "not named; failing tests name " + (", ".join(dict.fromkeys(named))
+                                                                             or "no mistake")
+    return True, score, max_score, ""
+
+
+def check_mutant(mutant: catalog.Mutant, *, training: bool, seed: int) -> CheckResult:
+    """Grade one mutant on its own exercise; it must lose points there and be named."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tkit-mutant-") as tmp:
+        try:
+            write_mutant(mutant, Path(tmp))
+        except catalog.CatalogError as exc:
+            return CheckResult("mutant", mutant.id, mutant.exercise, False, 0.0, 0.0,
+                               f"the patch no longer applies: {exc}", time.monotonic() - t0)
+        results = grading.run_suites(Path(tmp), names=[mutant.exercise], seed=seed, training=False)
+        ok, score, max_score, detail = _mutant_verdict(mutant, results)
+        if not ok and training:
+            results = grading.run_suites(Path(tmp), names=[mutant.exercise], seed=seed, training=True)
+            ok, score, max_score, detail = _mutant_verdict(mutant, results)
+    return CheckResult("mutant", mutant.id, mutant.exercise, ok, score, max_score, detail, time.monotonic() - t0)
+
+
+def _run_job(job: tuple) -> CheckResult:
+    kind, arg, training, seed = job
+    if kind == "reference":
+        return check_reference(arg, training=training, seed=seed)
+    if kind == "stubs":
+        return check_stubs(arg, training=training, seed=seed)
+    return check_mutant(catalog.by_id(arg), training=training, seed=seed)
+
+
+def plan(names: Iterable[str] | None = None, *, training: bool = True, seed: int = 0) -> list[tuple]:
+    """The checks to run: reference, stubs, then each mutant of the selected exercises.
+
+    Raises:
+        ValueError: an unknown exercise name, or no ``solutions/`` in this edition.
+    """
+    selected = [n for n in exercises.NAMES if not names or n in set(names)]
+    for name in names or ():
+        exercises.get(name)
+    if paths.solutions_dir() is None:
+        raise ValueError("tkit validate needs the reference solutions (solutions/), which this edition lacks")
+    jobs = [("reference", selected, training, seed), ("stubs", selected, training, seed)]
+    jobs += [("mutant", m.id, training, seed) for m in catalog.for_exercises(selected)]
+    return jobs
+
+
+def validate(names: Iterable[str] | None = None, *, training: bool = True, seed: int = 0, jobs: int = 1,
+             on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    """Run every check of :func:`plan`, ``jobs`` at a time (separate processes when > 1);
+    ``on_result`` sees each result as it arrives. Returns the results in plan order."""
+    todo = plan(names, training=training, seed=seed)
+    results: list[CheckResult] = []
+    if jobs <= 1:
+        for job in todo:
+            results.append(_run_job(job))
+            if on_result:
+                on_result(results[-1])
+        return results
+    import multiprocessing
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for result in pool.map(_run_job, todo):
+            results.append(result)
+            if on_result:
+                on_result(result)
+    return results
