@@ -1,0 +1,145 @@
+"""Public tests of exercise 5, ``multi_head_attention.py``: heads, and nn.MultiheadAttention as the oracle."""
+
+import pytest
+import torch
+
+from autograder.suitelib import props, weights
+from autograder.testing import check, expect_raises
+
+pytestmark = pytest.mark.exercise("multi_head_attention")
+
+D_MODEL, HEADS = 12, 3
+STATE = weights.mha_state(torch.Generator().manual_seed(7), D_MODEL)
+GEN = torch.Generator().manual_seed(8)
+X = torch.randn(2, 5, D_MODEL, generator=GEN)
+MEMORY = torch.randn(2, 4, D_MODEL, generator=GEN)
+KPM = torch.tensor([[False, False, False, True, True], [False, False, False, False, True]])
+
+
+def _module(impl, dropout=0.0):
+    m = impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS, dropout=dropout)
+    m.load_state_dict(STATE)
+    m.eval()
+    return m
+
+
+@pytest.mark.points(1)
+def test_split_and_merge_heads(student):
+    """split_heads gives head h the features h*D/H:(h+1)*D/H as [B, H, S, D/H]; merge_heads undoes it
+
+    ko: split_heads 는 헤드 h 에 특징 h*D/H:(h+1)*D/H 를 [B, H, S, D/H] 로 주고, merge_heads 는 이를 되돌립니다
+    """
+    y = torch.randn(2, 3, 5, 2, generator=torch.Generator().manual_seed(9))
+
+    def run(impl):
+        mha = impl.multi_head_attention
+        return mha.split_heads(X[..., :6], 3), mha.merge_heads(y)
+
+    expected = (X[..., :6].reshape(2, 5, 3, 2).transpose(1, 2), y.transpose(1, 2).reshape(2, 5, 6))
+    check(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))")
+
+
+@pytest.mark.points(2)
+def test_self_attention_matches_pytorch(student):
+    """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
+
+    ko: 키 패딩 마스크가 있는 셀프 어텐션: nn.MultiheadAttention 과 같은 출력과 헤드 평균 가중치
+    """
+    def run(impl):
+        return _module(impl)(X, X, X, key_padding_mask=KPM)
+
+    expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
+    check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)")
+
+
+@pytest.mark.points(1.5)
+def test_cross_attention_per_head_weights_match_pytorch(student):
+    """cross-attention (S_q != S_k) with attn_mask and average_attn_weights=False matches nn.MultiheadAttention
+
+    ko: attn_mask 와 average_attn_weights=False 를 쓴 크로스 어텐션(S_q != S_k)이 nn.MultiheadAttention 과 같습니다
+    """
+    attn_mask = torch.ones(5, 4, dtype=torch.bool).triu(1)
+
+    def run(impl):
+        return _module(impl)(X, MEMORY, MEMORY, attn_mask=attn_mask, average_attn_weights=False)
+
+    expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask,
+                                         average_attn_weights=False)
+    check(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
+                                       "attn_mask[5, 4], average_attn_weights=False)")
+
+
+@pytest.mark.points(0.5)
+def test_named_projections(student):
+    """the module has q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads and head_dim
+
+    ko: 모듈에 q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads, head_dim 이 있습니다
+    """
+    def run(impl):
+        m = impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS)
+        shapes = {name: list(t.shape) for name, t in m.state_dict().items()}
+        return shapes, m.num_heads, m.head_dim
+
+    check(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
+          what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)")
+
+
+@pytest.mark.points(0.5)
+def test_padded_keys_do_not_matter(student):
+    """changing the keys and values at padded positions leaves the output unchanged
+
+    ko: 패딩 위치의 key 와 value 를 바꿔도 출력이 그대로입니다
+    """
+    noise = torch.randn(2, 5, D_MODEL, generator=torch.Generator().manual_seed(10)) * KPM[..., None]
+
+    def run(impl):
+        m = _module(impl)
+        return m(X, X, X, key_padding_mask=KPM)[0], m(X, X + noise, X + noise, key_padding_mask=KPM)[0]
+
+    got = run(student)
+    props.compare_named(run, got, (got[0], got[0]), what="(output, output with padded keys/values changed)")
+
+
+@pytest.mark.points(0.5)
+def test_causal_mask_hides_the_future(student):
+    """with a causal attn_mask, changing tokens after position t leaves the outputs up to t unchanged
+
+    ko: 인과 attn_mask 가 있으면 위치 t 뒤의 토큰을 바꿔도 t 까지의 출력은 그대로입니다
+    """
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    changed = X.clone()
+    changed[:, 3:] += 1.0
+
+    def run(impl):
+        m = _module(impl)
+        return m(X, X, X, attn_mask=causal)[0][:, :3], m(changed, changed, changed, attn_mask=causal)[0][:, :3]
+
+    got = run(student)
+    props.compare_named(run, got, (got[0], got[0]), what="(outputs 0..2, outputs 0..2 with tokens 3.. changed)")
+
+
+@pytest.mark.points(0.5)
+def test_eval_mode_is_deterministic(student):
+    """with dropout=0.5 and model.eval(), two calls give the same numbers as nn.MultiheadAttention
+
+    ko: dropout=0.5 에서 model.eval() 이면 두 번 호출해도 nn.MultiheadAttention 과 같은 값이 나옵니다
+    """
+    def run(impl):
+        m = _module(impl, dropout=0.5)
+        return m(X, X, X)[0], m(X, X, X)[0]
+
+    out = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, X, X)[0]
+    check(run, student, (out, out), what="two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)")
+
+
+@pytest.mark.points(0.5)
+def test_bad_arguments_raise_value_error(student):
+    """d_model not divisible by num_heads, or a key_padding_mask of the wrong shape, raise ValueError
+
+    ko: d_model 이 num_heads 로 나누어지지 않거나 key_padding_mask 모양이 틀리면 ValueError 가 납니다
+    """
+    mha = student.multi_head_attention
+    expect_raises(lambda: mha.MultiHeadAttention(10, 4), what="MultiHeadAttention(10, 4)", match="num_heads")
+    m = mha.MultiHeadAttention(D_MODEL, HEADS)
+    expect_raises(lambda: m(X, X, X, key_padding_mask=KPM[:, :4]),
+                  what="MultiHeadAttention(12, 3)(x[2, 5, 12], ..., key_padding_mask[2, 4])", match="key_padding_mask")
