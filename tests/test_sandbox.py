@@ -1,0 +1,175 @@
+"""The sandbox around a child (zygote launcher, namespaces, rlimits, private uid) and the batch
+controls (shards, Ctrl-C). Facts are measured from inside real children."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import batch, sandbox, zygote
+from autograder.commands import doctor
+from autograder.remote import RemoteImpl, SubmissionError
+from autograder.sandbox import Limits
+
+TOY = '''
+import os, signal, sys, time
+
+def fork_until_refused():
+    made = 0
+    while made < 1000:
+        try:
+            pid = os.fork()
+        except OSError:
+            return made
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        made += 1
+    return made
+
+def allocate(mb):
+    return len(bytearray(mb * 2**20))
+
+def write_file(path, mb):
+    with open(path, "wb") as f:
+        for _ in range(mb):
+            f.write(b"x" * 2**20)
+    return os.path.getsize(path)
+
+def start_daemon():
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            time.sleep(600)
+        os._exit(0)
+    return os.getuid()
+'''
+
+
+@pytest.fixture
+def toy(tmp_path):
+    (tmp_path / "toy.py").write_text(textwrap.dedent(TOY))
+    impl = RemoteImpl(tmp_path, Limits(call_timeout=20, memory_bytes=3 * 1024**3, file_bytes=8 * 2**20,
+                                       nproc=32, work_bytes=32 * 2**20))
+    yield impl
+    impl.close()
+
+
+def _uid_processes(uid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def test_the_child_sees_no_kit_no_network_and_writes_only_its_scratch(toy):
+    toy.start()
+    facts = toy.task("probe", sandbox.hidden_paths(), ["/work", "/tmp", "/usr"])
+    box = toy.info["sandbox"]
+    assert toy.info["launcher"] == "zygote"
+    assert box["namespaces"] and box["filesystem"] == "private root"
+    assert sandbox.hidden_paths() and facts["hidden_seen"] == []
+    assert facts["writable"] == [] and facts["cwd_writable"]
+    assert not facts["network"].startswith("connected")
+    assert facts["uid"] == box["uid"] >= zygote.UID_BASE and facts["no_new_privs"] == "1"
+    assert facts["pid"] == 2 and facts["processes_visible"] == 2  # its init and itself
+    assert facts["rlimits"]["RLIMIT_DATA"] == 3 * 1024**3 and facts["rlimits"]["RLIMIT_NPROC"] == 32
+
+
+def test_memory_file_size_scratch_and_process_caps_hold(toy):
+    assert toy.toy.allocate(100) == 100 * 2**20
+    with pytest.raises(SubmissionError, match="MemoryError"):
+        toy.toy.allocate(4096)
+    with pytest.raises(SubmissionError, match="File too large"):
+        toy.toy.write_file("big.bin", 9)
+    for i in range(3):  # the capped 8 MB big.bin + 3 x 7 MB fit the 32 MB scratch; a fourth does not
+        toy.toy.write_file(f"part{i}.bin", 7)
+    with pytest.raises(SubmissionError, match="No space left"):
+        toy.toy.write_file("part3.bin", 7)
+    made = toy.toy.fork_until_refused()
+    assert 0 < made < 32
+
+
+def test_a_daemon_does_not_outlive_its_child(toy):
+    uid = toy.toy.start_daemon()
+    time.sleep(0.5)
+    assert len(_uid_processes(uid)) >= 2  # the child's worker and the daemon (and its init is root)
+    toy.close()
+    deadline = time.monotonic() + 10
+    while _uid_processes(uid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _uid_processes(uid) == []
+
+
+def test_children_start_in_a_fraction_of_an_import_torch(tmp_path):
+    sandbox.ChildProcess(tmp_path, Limits()).close()  # the zygote's one-time start
+    t0 = time.perf_counter()
+    child = sandbox.ChildProcess(tmp_path, Limits())
+    child.wait_ready()
+    child.close()
+    assert time.perf_counter() - t0 < 2.0  # `import torch` alone takes 3-5 s on these machines
+
+
+def test_the_spawn_launcher_degrades_loudly(tmp_path, monkeypatch):
+    monkeypatch.setenv("TKIT_SANDBOX", "spawn")
+    assert sandbox.launcher() == "spawn"
+    warning = sandbox.protection_warning()
+    assert warning.startswith("WARNING") and "rlimits" in warning
+    report = doctor.gather()
+    active = {name.split(" (")[0]: ok for name, ok, _ in report["checks"]}
+    assert report["launcher"] == "spawn"
+    assert report["sandbox"] == {} and active["namespaces"] is False and active["rlimits"] is True
+    monkeypatch.setenv("TKIT_SANDBOX", "bwrap")
+    with pytest.raises(ValueError, match="TKIT_SANDBOX must be one of zygote, spawn"):
+        sandbox.launcher()
+
+
+def test_this_machine_allows_the_namespaces():
+    assert zygote.probe_namespaces() == {"namespaces": True, "error": ""}
+    assert sandbox.protection_warning() is None
+
+
+def test_shards_are_disjoint_cover_the_class_and_are_balanced():
+    todo = [(f"s{i:02d}", Path(f"/c/s{i:02d}")) for i in (7, 3, 11, 0, 5, 9, 1)]
+    shards = [batch.shard(todo, k, 3) for k in range(3)]
+    assert [sid for sid, _ in shards[0]] == ["s00", "s05", "s11"]
+    assert sorted(sid for s in shards for sid, _ in s) == sorted(sid for sid, _ in todo)
+    assert [len(s) for s in shards] == [3, 2, 2]
+    assert batch.shard(list(reversed(todo)), 1, 3) == shards[1]
+    assert batch.parse_shard("2/5") == (2, 5)
+    for bad in ("5/5", "1", "a/b", "-1/3", "0/0"):
+        with pytest.raises(ValueError, match="K/N"):
+            batch.parse_shard(bad)
+
+
+def test_ctrl_c_keeps_every_finished_result(tmp_path, monkeypatch):
+    graded = []
+
+    def fake_grade(path, out_dir, **options):
+        graded.append(path.name)
+        return {"score": 1.0, "path": str(path)}
+
+    monkeypatch.setattr(batch.grading, "grade_submission", fake_grade)
+    seen = []
+
+    def on_result(sid, path, result):
+        seen.append((sid, result["score"]))
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    todo = [(f"s{i}", tmp_path / f"s{i}") for i in range(5)]
+    with pytest.raises(batch.Interrupted) as info:
+        batch.grade_many(todo, tmp_path / "out", options={}, on_result=on_result, workers=1)
+    assert (info.value.done, info.value.total) == (2, 5)
+    assert seen == [("s0", 1.0), ("s1", 1.0)] and graded == ["s0", "s1"]
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        batch.grade_many(todo, tmp_path / "out", options={}, on_result=on_result, workers=0)
