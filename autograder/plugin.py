@@ -232,6 +232,7 @@ class GradingSession:
         self.remote.deadline = self._t0 + self.time_limit
         self.remote.start()
 
+    @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
     def pytest_collection_modifyitems(self, session, config, items):
         for item in items:
             exercise = _marker_arg(item, "exercise")
