@@ -12,7 +12,7 @@ _POST_CROSS_CALL = "x, memory, memory, key_padding_mask=memory_key_padding_mask,
 
 MUTANTS = [
     Mutant(
-        id="decoder.always_pre_ln",
+        id="decoder_always_pre_ln",
         exercise="decoder",
         hint_en="DecoderLayer normalises before each sub-layer (Pre-LN) even when norm_first=False asks "
                 "for the paper's Post-LN: x = norm(x + sublayer(x)).",
@@ -21,7 +21,7 @@ MUTANTS = [
         replace=(("if self.norm_first:", "if True:"),),
     ),
     Mutant(
-        id="decoder.always_post_ln",
+        id="decoder_always_post_ln",
         exercise="decoder",
         hint_en="DecoderLayer normalises after the residual addition (Post-LN) even when norm_first=True asks "
                 "for Pre-LN: x = x + sublayer(norm(x)).",
@@ -30,7 +30,7 @@ MUTANTS = [
         replace=(("if self.norm_first:", "if False:"),),
     ),
     Mutant(
-        id="decoder.residual_after_norm",
+        id="decoder_residual_after_norm",
         exercise="decoder",
         hint_en="The residual is added after the LayerNorm (x + norm(sublayer(x))); Post-LN normalises the "
                 "sum: norm(x + sublayer(x)).",
@@ -41,7 +41,7 @@ MUTANTS = [
                  (_POST_FF, "x = x + self.norm3(self.dropout3(self.feed_forward(x)))")),
     ),
     Mutant(
-        id="decoder.dropout_in_eval",
+        id="decoder_dropout_in_eval",
         exercise="decoder",
         hint_en="Dropout is applied in eval mode too (e.g. F.dropout(..., training=True)); use the nn.Dropout "
                 "modules or pass training=self.training so eval() is deterministic.",
@@ -51,7 +51,7 @@ MUTANTS = [
                   "x = self.norm1(x + torch.nn.functional.dropout(attended, self.dropout1.p, training=True))"),),
     ),
     Mutant(
-        id="decoder.cross_attn_kv_from_decoder",
+        id="decoder_cross_attn_kv_from_decoder",
         exercise="decoder",
         hint_en="Cross-attention takes its keys and values from the decoder; they must come from the encoder "
                 "output memory (queries from the decoder): cross_attn(x, memory, memory).",
@@ -60,7 +60,7 @@ MUTANTS = [
         replace=((_PRE_CROSS, "h, h, h, need_weights=False"), (_POST_CROSS_CALL, "x, x, x, need_weights=False")),
     ),
     Mutant(
-        id="decoder.self_attn_not_causal",
+        id="decoder_self_attn_not_causal",
         exercise="decoder",
         hint_en="The decoder's self-attention ignores tgt_mask, so each position sees later target tokens.",
         hint_ko="디코더 셀프 어텐션이 tgt_mask 를 무시해서 각 위치가 뒤쪽 타깃 토큰을 봅니다.",
@@ -68,7 +68,7 @@ MUTANTS = [
                  (_POST_SELF_CALL, "x, x, x, key_padding_mask=tgt_key_padding_mask, need_weights=False")),
     ),
     Mutant(
-        id="decoder.always_causal",
+        id="decoder_always_causal",
         exercise="decoder",
         hint_en="DecoderLayer builds a causal mask itself when tgt_mask is None; apply only the masks the "
                 "caller passes (as PyTorch does; the Transformer builds the causal mask).",
@@ -80,7 +80,7 @@ MUTANTS = [
                   "device=x.device).triu(1)"),),
     ),
     Mutant(
-        id="decoder.memory_padding_ignored",
+        id="decoder_memory_padding_ignored",
         exercise="decoder",
         hint_en="memory_key_padding_mask is not passed to cross-attention, so the decoder attends to source "
                 "padding.",
@@ -89,7 +89,7 @@ MUTANTS = [
                  (_POST_CROSS_CALL, "x, memory, memory, need_weights=False")),
     ),
     Mutant(
-        id="decoder.pre_ln_missing_final_norm",
+        id="decoder_pre_ln_missing_final_norm",
         exercise="decoder",
         hint_en="A Pre-LN Decoder (norm_first=True) needs one final LayerNorm (self.norm) after the last "
                 "layer; it is missing.",

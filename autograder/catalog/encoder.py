@@ -7,7 +7,7 @@ _POST_FF = "x = self.norm2(x + self.dropout2(self.feed_forward(x)))"
 
 MUTANTS = [
     Mutant(
-        id="encoder.always_pre_ln",
+        id="encoder_always_pre_ln",
         exercise="encoder",
         hint_en="EncoderLayer normalises before each sub-layer (Pre-LN) even when norm_first=False asks "
                 "for the paper's Post-LN: x = norm(x + sublayer(x)).",
@@ -16,7 +16,7 @@ MUTANTS = [
         replace=(("if self.norm_first:", "if True:"),),
     ),
     Mutant(
-        id="encoder.always_post_ln",
+        id="encoder_always_post_ln",
         exercise="encoder",
         hint_en="EncoderLayer normalises after the residual addition (Post-LN) even when norm_first=True asks "
                 "for Pre-LN: x = x + sublayer(norm(x)).",
@@ -25,7 +25,7 @@ MUTANTS = [
         replace=(("if self.norm_first:", "if False:"),),
     ),
     Mutant(
-        id="encoder.residual_after_norm",
+        id="encoder_residual_after_norm",
         exercise="encoder",
         hint_en="The residual is added after the LayerNorm (x + norm(sublayer(x))); Post-LN normalises the "
                 "sum: norm(x + sublayer(x)).",
@@ -35,7 +35,7 @@ MUTANTS = [
                  (_POST_FF, "x = x + self.norm2(self.dropout2(self.feed_forward(x)))")),
     ),
     Mutant(
-        id="encoder.dropout_in_eval",
+        id="encoder_dropout_in_eval",
         exercise="encoder",
         hint_en="Dropout is applied in eval mode too (e.g. F.dropout(..., training=True)); use the nn.Dropout "
                 "modules or pass training=self.training so eval() is deterministic.",
@@ -45,7 +45,7 @@ MUTANTS = [
                   "x = self.norm1(x + torch.nn.functional.dropout(attended, self.dropout1.p, training=True))"),),
     ),
     Mutant(
-        id="encoder.pre_ln_missing_final_norm",
+        id="encoder_pre_ln_missing_final_norm",
         exercise="encoder",
         hint_en="A Pre-LN Encoder (norm_first=True) needs one final LayerNorm (self.norm) after the last "
                 "layer; it is missing.",
@@ -54,7 +54,7 @@ MUTANTS = [
         replace=(("self.norm = nn.LayerNorm(d_model) if norm_first else None", "self.norm = None"),),
     ),
     Mutant(
-        id="encoder.padding_mask_ignored",
+        id="encoder_padding_mask_ignored",
         exercise="encoder",
         hint_en="The key_padding_mask is not passed to self-attention, so valid positions attend to padding.",
         hint_ko="key_padding_mask 를 셀프 어텐션에 넘기지 않아 유효한 위치가 패딩을 참조합니다.",

@@ -1,6 +1,10 @@
-"""Known mistakes of exercise 9, ``transformer.py`` (see :mod:`autograder.catalog`)."""
+"""Known mistakes of exercise 9, ``transformer.py`` (see :mod:`autograder.catalog`): patches of
+``solutions/transformer.py``. ``transformer_no_causal_mask`` is also used by the training tests."""
 
 from autograder.catalog import Mutant
+
+_STEP = "next_token = torch.where(finished, torch.full_like(next_token, self.pad_id), next_token)"
+_LOOP = "while ys.shape[1] < max_len and not bool(finished.all()):"
 
 MUTANTS = [
     Mutant(
@@ -11,5 +15,64 @@ MUTANTS = [
         hint_ko="decode 가 디코더에 인과 마스크를 넘기지 않아 위치 t 가 뒤쪽 타깃 토큰을 봅니다 (학습 때는 다음 토큰을 "
                 "베끼고 생성할 때는 실패합니다)",
         replace=(("tgt_mask=causal,", "tgt_mask=None,"),),
+    ),
+    Mutant(
+        id="transformer_no_memory_padding_mask",
+        exercise="transformer",
+        hint_en="decode does not pass the source padding mask as memory_key_padding_mask, so cross-attention "
+                "attends to source padding.",
+        hint_ko="decode 가 소스 패딩 마스크를 memory_key_padding_mask 로 넘기지 않아 크로스 어텐션이 소스 패딩을 "
+                "참조합니다.",
+        replace=(("memory_key_padding_mask=make_padding_mask(src, self.pad_id),", "memory_key_padding_mask=None,"),),
+    ),
+    Mutant(
+        id="transformer_no_source_padding_mask",
+        exercise="transformer",
+        hint_en="encode runs the encoder without the source padding mask, so source tokens attend to padding.",
+        hint_ko="encode 가 소스 패딩 마스크 없이 인코더를 실행해 소스 토큰이 패딩을 참조합니다.",
+        replace=(("return self.encoder(self.pos_encoding(self.src_embed(src)), key_padding_mask=src_padding)",
+                  "return self.encoder(self.pos_encoding(self.src_embed(src)))"),),
+    ),
+    Mutant(
+        id="transformer_greedy_ignores_eos",
+        exercise="transformer",
+        hint_en="greedy_decode ignores eos_id: it neither pads the rows that ended nor stops when every row "
+                "has produced eos_id.",
+        hint_ko="greedy_decode 가 eos_id 를 무시합니다: 끝난 행을 패딩으로 채우지도, 모든 행이 eos_id 를 냈을 때 "
+                "멈추지도 않습니다.",
+        replace=((_STEP, "next_token = next_token"), (_LOOP, "while ys.shape[1] < max_len:")),
+    ),
+    Mutant(
+        id="transformer_greedy_no_pad_after_eos",
+        exercise="transformer",
+        hint_en="After a row has produced eos_id, greedy_decode keeps appending predicted tokens; it must "
+                "append pad_id to that row.",
+        hint_ko="eos_id 를 낸 행에도 greedy_decode 가 예측 토큰을 계속 붙입니다. 그 행에는 pad_id 를 붙여야 합니다.",
+        replace=((_STEP, "next_token = next_token"),),
+    ),
+    Mutant(
+        id="transformer_greedy_drops_bos",
+        exercise="transformer",
+        hint_en="greedy_decode returns the generated tokens without the BOS column; column 0 must be bos_id "
+                "(and it counts towards max_len).",
+        hint_ko="greedy_decode 가 BOS 열을 빼고 돌려줍니다. 0번 열은 bos_id 여야 합니다(max_len 에도 포함).",
+        replace=(("        return ys\n", "        return ys[:, 1:]\n"),),
+    ),
+    Mutant(
+        id="transformer_greedy_max_len_off_by_one",
+        exercise="transformer",
+        hint_en="greedy_decode returns max_len + 1 columns; max_len counts the BOS column.",
+        hint_ko="greedy_decode 가 max_len + 1 개 열을 돌려줍니다. max_len 은 BOS 열을 포함한 길이입니다.",
+        replace=((_LOOP, "while ys.shape[1] <= max_len and not bool(finished.all()):"),),
+    ),
+    Mutant(
+        id="transformer_greedy_sets_eval",
+        exercise="transformer",
+        hint_en="greedy_decode switches the model to eval mode (self.eval()); it must leave the train/eval "
+                "mode as the caller set it.",
+        hint_ko="greedy_decode 가 모델을 eval 모드로 바꿉니다(self.eval()). 호출한 쪽이 정한 train/eval 모드를 "
+                "그대로 두어야 합니다.",
+        replace=(("        with torch.no_grad():\n            memory = self.encode(src)",
+                  "        self.eval()\n        with torch.no_grad():\n            memory = self.encode(src)"),),
     ),
 ]

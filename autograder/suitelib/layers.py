@@ -208,20 +208,29 @@ def layer_dims(generator: torch.Generator) -> dict[str, int]:
 # ----------------------------------------------------------------------------- property checks
 
 
-def expect_same(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, atol: float = 1e-5,
-                rtol: float = 1e-4, valid=None) -> tuple[Any, Any]:
-    """A property check: ``run(impl)`` returns ``(before, after)``, two of the submission's own
-    outputs that must agree (e.g. logits before and after changing later tokens).
-
-    Fails with :class:`autograder.testing.Mismatch`; the catalog mutant that reproduces both
-    outputs is named, as in :func:`autograder.testing.check`. ``run`` must build everything it
-    uses (modules included) so that a mutant's run draws the same random numbers.
-    """
+def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], None], *, atol: float = 1e-5,
+                    rtol: float = 1e-4, valid=None) -> Any:
+    """A property check on the submission's own outputs: ``verify(run(student))`` raises
+    :class:`autograder.testing.Mismatch` when the property fails; the catalog mutant whose
+    ``run`` reproduces the student's outputs is then named, as in :func:`autograder.testing.check`.
+    ``run`` must build everything it uses (modules included) so that a mutant's run draws the
+    same random numbers. Returns the outputs."""
     got = run(student)
     try:
-        testing.compare(got[1], got[0], what=what, atol=atol, rtol=rtol, valid=valid)
+        verify(got)
     except testing.Mismatch as exc:
-        exc.mistake = testing.identify(run, got, atol=atol, rtol=rtol,
-                                       valid=(valid, valid) if valid is not None else None)
+        exc.mistake = testing.identify(run, got, atol=atol, rtol=rtol, valid=valid)
         raise
     return got
+
+
+def expect_same(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, atol: float = 1e-5,
+                rtol: float = 1e-4, valid=None) -> tuple[Any, Any]:
+    """:func:`expect_property` for ``run(impl) -> (before, after)``, two outputs of the submission
+    that must agree (e.g. logits before and after changing later tokens); ``valid`` restricts
+    the comparison to some positions."""
+    def verify(got):
+        testing.compare(got[1], got[0], what=what, atol=atol, rtol=rtol, valid=valid)
+
+    return expect_property(run, student, verify, atol=atol, rtol=rtol,
+                           valid=(valid, valid) if valid is not None else None)

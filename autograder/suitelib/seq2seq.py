@@ -1,0 +1,75 @@
+"""Helpers for the Transformer suites (exercise 9): rigged generators and what greedy decoding
+must return.
+
+A greedy decoder's output is a function of the argmax at each step. Two ways to know it without
+the reference: rig the ``generator`` layer's weights through ``state_dict`` (weight 0, a bias that
+favours one token), or decode once with an end id that can never win (its bias pushed down) and
+derive every shorter run from that free run with :func:`finish_at_eos`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+NEVER = -1.0e4
+
+
+def rig_generator(model, bias: torch.Tensor | None = None, *, never: int | None = None) -> None:
+    """Rewrite a (student's or reference) Transformer's ``generator`` through its state dict.
+
+    ``bias`` given: ``generator.weight`` becomes 0 and ``generator.bias`` becomes ``bias``, so
+    every step predicts ``bias.argmax()``. ``never`` given: that token's bias is lowered by 1e4,
+    so it is never the argmax.
+    """
+    state = model.state_dict()
+    if bias is not None:
+        state["generator.weight"] = torch.zeros_like(state["generator.weight"])
+        state["generator.bias"] = bias.to(state["generator.bias"].dtype)
+    if never is not None:
+        state["generator.bias"] = state["generator.bias"].clone()
+        state["generator.bias"][never] += NEVER
+    model.load_state_dict(state)
+
+
+def one_hot_bias(vocab: int, token: int, value: float = 10.0) -> torch.Tensor:
+    """``Tensor[vocab]``: ``value`` at ``token``, 0 elsewhere."""
+    bias = torch.zeros(vocab)
+    bias[token] = value
+    return bias
+
+
+def finish_at_eos(free: torch.Tensor, eos_id: int, pad_id: int) -> torch.Tensor:
+    """What greedy decoding with end id ``eos_id`` returns, given the run ``free`` (``Long[B, L]``)
+    of the same model in which no row ever ended: each row's tokens up to its first ``eos_id``,
+    ``pad_id`` after it, cut after the column where every row has ended (EXERCISES.md 9)."""
+    out = free.clone()
+    finished = torch.zeros(free.shape[0], dtype=torch.bool)
+    for t in range(1, free.shape[1]):
+        out[:, t] = torch.where(finished, torch.full_like(free[:, t], pad_id), free[:, t])
+        finished |= out[:, t] == eos_id
+        if bool(finished.all()):
+            return out[:, :t + 1]
+    return out
+
+
+def choose_eos(free: torch.Tensor, exclude: tuple[int, ...]) -> int:
+    """The token of ``free[:, 1:]`` (not in ``exclude``) whose first occurrences fall on the most
+    distinct steps across rows, so rows end at different times; ties go to the smallest id.
+    Falls back to ``free[0, -1]`` when every generated token is excluded."""
+    best, best_key = int(free[0, -1]), (-1, 0)
+    for token in sorted(set(free[:, 1:].flatten().tolist()) - set(exclude)):
+        hits = free[:, 1:] == token
+        first = torch.where(hits.any(1), hits.float().argmax(1), torch.full((free.shape[0],), free.shape[1]))
+        key = (len(set(first.tolist())), -token)
+        if key > best_key:
+            best, best_key = token, key
+    return best
+
+
+def argmax_agrees(logits: torch.Tensor, chosen: torch.Tensor, margin: float = 1e-4) -> torch.Tensor:
+    """``Bool[B, T]``: whether ``chosen`` is the argmax of ``logits`` (``[B, T, V]``) at each
+    position, counting near-ties (top two within ``margin``) as agreeing."""
+    top2 = logits.topk(2, dim=-1).values
+    tie = (top2[..., 0] - top2[..., 1]) < margin
+    picked = logits.gather(-1, chosen[..., None])[..., 0]
+    return (logits.argmax(-1) == chosen) | (tie & (top2[..., 0] - picked < margin))

@@ -1,0 +1,199 @@
+"""Public tests of exercise 9 (transformer.py) without training: shapes, the masks that encode,
+decode and forward build themselves (causal leakage, padding invariance), eval determinism, and
+greedy decoding (BOS first, EOS stops a row, finished rows padded, the max_len bound, ValueError,
+train/eval mode untouched). The training test is in the hidden suite.
+
+Small model: vocabularies 13 (source) and 11 (target), d_model=16, 2 heads, one layer each side,
+d_ff=24, max_len=12, pad_id=0, BOS=1, EOS=2.
+"""
+
+import pytest
+import torch
+
+from autograder.i18n import _
+from autograder.suitelib import layers, seq2seq
+from autograder.testing import Mismatch, check, compare, expect_raises
+
+pytestmark = pytest.mark.exercise("transformer")
+
+V_SRC, V_TGT, D, H, FF, MAX_LEN = 13, 11, 16, 2, 24, 12
+PAD, BOS, EOS = 0, 1, 2
+B, S, T = 4, 7, 5
+SRC_LENGTHS = [7, 3, 5, 1]
+
+
+def _model(impl, dropout=0.0):
+    return impl.transformer.Transformer(V_SRC, V_TGT, d_model=D, num_heads=H, num_encoder_layers=1,
+                                        num_decoder_layers=1, d_ff=FF, dropout=dropout, max_len=MAX_LEN,
+                                        pad_id=PAD)
+
+
+def _data(seed):
+    gen = torch.Generator().manual_seed(seed)
+    src = layers.tokens(gen, SRC_LENGTHS, S, V_SRC, PAD)
+    tgt = layers.tokens(gen, [T] * B, T, V_TGT, PAD)
+    tgt[:, 0] = BOS
+    return gen, src, tgt
+
+
+@pytest.mark.points(1)
+def test_shapes(student, seed):
+    """encode, decode and forward return [B, S, d_model], [B, T, d_model] and [B, T, tgt_vocab_size]
+    ko: encode, decode, forward 가 [B, S, d_model], [B, T, d_model], [B, T, tgt_vocab_size] 를 돌려줍니다"""
+    _, src, tgt = _data(seed)
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        memory = m.encode(src)
+        return tuple(memory.shape), tuple(m.decode(tgt, memory, src).shape), tuple(m(src, tgt).shape)
+
+    check(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what="(encode, decode, forward) shapes")
+
+
+@pytest.mark.points(1)
+def test_causal_leakage(student, seed):
+    """forward builds the causal mask: changing target tokens after t leaves the logits up to t unchanged
+    ko: forward 가 인과 마스크를 만듭니다: t 이후의 타깃 토큰을 바꿔도 t 까지의 로짓은 그대로입니다"""
+    gen, src, tgt = _data(seed)
+    t = 1
+    tgt2 = tgt.clone()
+    tgt2[:, t + 1:] = torch.randint(3, V_TGT, (B, T - t - 1), generator=gen)
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        return m(src, tgt)[:, :t + 1], m(src, tgt2)[:, :t + 1]
+
+    layers.expect_same(run, student, what=f"logits at positions 0..{t} after changing later target tokens")
+
+
+@pytest.mark.points(1)
+def test_source_padding_invariance(student, seed):
+    """encode and forward build the source padding mask: extra padding on the source changes nothing
+    ko: encode 와 forward 가 소스 패딩 마스크를 만듭니다: 소스에 패딩을 더 붙여도 결과가 같습니다"""
+    _, src, tgt = _data(seed)
+    longer = torch.cat([src, torch.full((B, 3), PAD)], dim=1)
+    valid = layers.valid_positions(src == PAD)
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        return (m.encode(src), m(src, tgt)), (m.encode(longer)[:, :S], m(longer, tgt))
+
+    layers.expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
+                       valid=(valid, None))
+
+
+@pytest.mark.points(0.5)
+def test_eval_is_deterministic(student, seed):
+    """With dropout=0.3, forward in eval() mode gives the same logits twice
+    ko: dropout=0.3 이라도 eval() 모드의 forward 는 두 번 같은 로짓을 냅니다"""
+    _, src, tgt = _data(seed)
+
+    def run(impl):
+        m = _model(impl, dropout=0.3)
+        m.eval()
+        return m(src, tgt), m(src, tgt)
+
+    layers.expect_same(run, student, what="Transformer(dropout=0.3).eval() logits, second call")
+
+
+@pytest.mark.points(1)
+def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
+    """greedy_decode of a model that always predicts token 5 gives [BOS, 5, 5, ...] of length max_len
+    ko: 항상 토큰 5 를 예측하는 모델의 greedy_decode 는 길이 max_len 의 [BOS, 5, 5, ...] 입니다"""
+    _, src, _ = _data(seed)
+
+    def run(impl):
+        m = _model(impl)
+        seq2seq.rig_generator(m, seq2seq.one_hot_bias(V_TGT, 5))
+        m.eval()
+        return m.greedy_decode(src, BOS, EOS, 6)
+
+    expected = torch.full((B, 6), 5, dtype=torch.long)
+    expected[:, 0] = BOS
+    check(run, student, expected, what="greedy_decode(src, bos_id=1, eos_id=2, max_len=6)")
+
+
+@pytest.mark.points(0.5)
+def test_greedy_stops_when_all_rows_end(student, seed):
+    """greedy_decode stops as soon as every row has produced EOS: [BOS, EOS] for a model that predicts EOS
+    ko: 모든 행이 EOS 를 내면 greedy_decode 가 바로 멈춥니다: EOS 만 예측하는 모델은 [BOS, EOS]"""
+    _, src, _ = _data(seed)
+
+    def run(impl):
+        m = _model(impl)
+        seq2seq.rig_generator(m, seq2seq.one_hot_bias(V_TGT, EOS))
+        m.eval()
+        return m.greedy_decode(src, BOS, EOS, 8)
+
+    check(run, student, torch.tensor([[BOS, EOS]] * B), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=8)")
+
+
+def _verify_greedy(got, src_len=S):
+    free, logits, eos, ended = got
+    compare(tuple(free.shape), (B, 8), what=_("shape of greedy_decode(..., max_len=8) when no row ends"))
+    compare(free[:, 0], torch.full((B,), BOS), what=_("column 0 of greedy_decode"))
+    agrees = seq2seq.argmax_agrees(logits, free[:, 1:])
+    if not bool(agrees.all()):
+        row, step = (~agrees).nonzero()[0].tolist()
+        raise Mismatch(_("greedy_decode chose token {token} at row {row}, step {step}, but the argmax of "
+                         "forward(src, tgt[:, :step]) there is another token").format(
+            token=int(free[row, step + 1]), row=row, step=step + 1))
+    compare(ended, seq2seq.finish_at_eos(free, eos, PAD),
+            what=_("greedy_decode with eos_id={eos} (rows that ended must hold pad_id afterwards)").format(eos=eos))
+
+
+@pytest.mark.points(1)
+def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
+    """greedy_decode picks forward's argmax at every step; rows that produced EOS are padded afterwards
+    ko: greedy_decode 는 매 단계 forward 의 argmax 를 고르고, EOS 를 낸 행은 그 뒤를 패딩으로 채웁니다"""
+    _, src, _ = _data(seed)
+    never = V_TGT - 1
+
+    def run(impl):
+        m = _model(impl)
+        seq2seq.rig_generator(m, never=never)
+        m.eval()
+        free = m.greedy_decode(src, BOS, never, 8)
+        logits = m(src, free[:, :-1]) if free.dim() == 2 and free.shape[1] > 1 else free
+        eos = seq2seq.choose_eos(free, exclude=(PAD, BOS, never)) if free.dim() == 2 else EOS
+        return free, logits, eos, m.greedy_decode(src, BOS, eos, 8)
+
+    layers.expect_property(run, student, _verify_greedy)
+
+
+@pytest.mark.points(0.5)
+def test_greedy_max_len_edges(student, seed):
+    """greedy_decode with max_len=1 returns the BOS column; max_len=0 raises ValueError
+    ko: max_len=1 이면 BOS 열만 돌려주고, max_len=0 이면 ValueError 를 냅니다"""
+    _, src, _ = _data(seed)
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        return m.greedy_decode(src, BOS, EOS, 1)
+
+    check(run, student, torch.full((B, 1), BOS), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=1)")
+    model = _model(student)
+    expect_raises(lambda: model.greedy_decode(src, BOS, EOS, 0), "ValueError",
+                  what="greedy_decode(..., max_len=0)", match="max_len")
+
+
+@pytest.mark.points(0.5)
+def test_greedy_leaves_mode_alone(student, seed):
+    """greedy_decode leaves the model in training mode after model.train() and in eval mode after model.eval()
+    ko: greedy_decode 는 train()/eval() 모드를 바꾸지 않습니다"""
+    _, src, _ = _data(seed)
+
+    def run(impl):
+        m = _model(impl)
+        m.train()
+        m.greedy_decode(src, BOS, EOS, 3)
+        after_train = m.training
+        m.eval()
+        m.greedy_decode(src, BOS, EOS, 3)
+        return after_train, m.training
+
+    check(run, student, (True, False), what="(model.training after greedy_decode in train mode, in eval mode)")
