@@ -1,0 +1,68 @@
+"""Hidden tests of exercise 6, ``feed_forward.py``: random sizes, float64, edge cases, the reference."""
+
+import pytest
+import torch
+
+from autograder.suitelib import draw, props, weights
+from autograder.testing import check
+
+pytestmark = pytest.mark.exercise("feed_forward")
+
+
+def _module(impl, d_model, d_ff, state, double=False):
+    m = impl.feed_forward.PositionwiseFeedForward(d_model, d_ff)
+    if double:
+        m.double()
+    m.load_state_dict(state)
+    m.eval()
+    return m
+
+
+@pytest.mark.points(1)
+def test_random_sizes_leading_dims_and_float64(student, rng):
+    """random B, S, d_model, d_ff (all different) with 4-D input, and a float64 copy
+
+    ko: 모두 다른 임의의 B, S, d_model, d_ff 와 4차원 입력, 그리고 float64
+    """
+    batch, length, d_model, d_ff, extra = draw.distinct(rng, 5, 2, 16)
+    state = weights.ffn_state(rng, d_model, d_ff)
+    state64 = {k: v.double() for k, v in state.items()}
+    x = draw.randn(rng, extra, batch, length, d_model)
+
+    def run(impl):
+        return _module(impl, d_model, d_ff, state)(x), _module(impl, d_model, d_ff, state64, double=True)(x.double())
+
+    check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on x[{extra}, {batch}, {length}, "
+                             f"{d_model}], float32 and float64")
+
+
+@pytest.mark.points(0.5)
+def test_one_token(student, rng):
+    """batch 1, length 1
+
+    ko: 배치 1, 길이 1
+    """
+    d_model, d_ff = draw.distinct(rng, 2, 2, 16)
+    state = weights.ffn_state(rng, d_model, d_ff)
+    x = draw.randn(rng, 1, 1, d_model)
+
+    def run(impl):
+        return _module(impl, d_model, d_ff, state)(x)
+
+    check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff})(x[1, 1, {d_model}])")
+
+
+@pytest.mark.points(0.5)
+def test_non_contiguous_input(student, rng):
+    """a non-contiguous input gives the same result
+
+    ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
+    """
+    batch, length, d_model, d_ff = draw.distinct(rng, 4, 2, 16)
+    state = weights.ffn_state(rng, d_model, d_ff)
+    x = draw.randn(rng, batch, length, d_model)
+
+    def run(impl):
+        return props.noncontiguous(impl, _module(impl, d_model, d_ff, state), x)
+
+    check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on a non-contiguous x")

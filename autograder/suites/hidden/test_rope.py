@@ -1,0 +1,59 @@
+"""Hidden tests of exercise 10 (bonus), ``rope.py``: random shapes, positions, float64, the reference."""
+
+import pytest
+import torch
+
+from autograder.suitelib import draw, props
+from autograder.testing import check
+
+pytestmark = pytest.mark.exercise("rope")
+
+
+@pytest.mark.points(1)
+def test_random_shapes_with_positions(student, rng):
+    """random [B, H, S, head_dim] (all different) rotated by given positions (an offset, as in decoding)
+
+    ko: 모두 다른 임의의 [B, H, S, head_dim] 을 주어진 위치(디코딩처럼 오프셋)만큼 회전
+    """
+    batch, heads, length = draw.distinct(rng, 3, 2, 7)
+    head_dim, = draw.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
+    x = draw.randn(rng, batch, heads, length, head_dim)
+    positions = torch.arange(length) + draw.integer(rng, 1, 50)
+
+    def run(impl):
+        return impl.rope.apply_rope(x, positions)
+
+    check(run, student, what=f"apply_rope(x[{batch}, {heads}, {length}, {head_dim}], positions={positions.tolist()})",
+          atol=1e-5)
+
+
+@pytest.mark.points(1)
+def test_float64_and_non_contiguous(student, rng):
+    """float64 input keeps its dtype; a non-contiguous input gives the same result
+
+    ko: float64 입력은 dtype 을 유지하고, 연속이 아닌 입력에서도 같은 결과가 나옵니다
+    """
+    batch, heads, length = draw.distinct(rng, 3, 2, 7)
+    head_dim, = draw.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
+    x = draw.randn(rng, batch, heads, length, head_dim)
+
+    def run(impl):
+        return impl.rope.apply_rope(x.double()), props.noncontiguous(impl, impl.rope.apply_rope, x)
+
+    check(run, student, what=f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]")
+
+
+@pytest.mark.points(0.5)
+def test_one_position_and_random_angles(student, rng):
+    """length 1 (position 0 is not rotated), and rope_angles of a random size
+
+    ko: 길이 1 (위치 0 은 회전하지 않음), 그리고 임의 크기의 rope_angles
+    """
+    head_dim, = draw.distinct(rng, 1, 2, 16, even=True)
+    max_len = draw.integer(rng, 1, 40)
+    x = draw.randn(rng, 1, 1, 1, head_dim)
+
+    def run(impl):
+        return impl.rope.apply_rope(x), impl.rope.rope_angles(head_dim, max_len)
+
+    check(run, student, what=f"apply_rope(x[1, 1, 1, {head_dim}]) and rope_angles({head_dim}, {max_len})")
