@@ -247,8 +247,9 @@ def test_a_cache_around_the_bottleneck_cannot_score(tmp_path):
 def test_reference_transformer_passes_untrained_and_unmasked_fail(one_thread):
     reference = training.transformer_run(variants.reference(), cache=False)
     assert reference.accuracy - 0.15 >= training.TF.full_credit_acc, reference.accuracy
-    again = training.transformer_run(variants.reference(), cache=False)
-    assert again.accuracy == reference.accuracy and again.losses == reference.losses
+    for _ in range(2):  # three runs in all: the same submission gets the same score
+        again = training.transformer_run(variants.reference(), cache=False)
+        assert again.accuracy == reference.accuracy and again.losses == reference.losses
     untrained = training.transformer_run(variants.reference(), training.TransformerBudget(steps=0), cache=False)
     assert untrained.accuracy < training.TF.partial_acc / 2
     unmasked = training.transformer_run(catalog.by_id("transformer_no_causal_mask").impl(), cache=False)

@@ -130,7 +130,7 @@ def fit_transformer(module, config: dict, src, tgt, steps: int, batch_size: int,
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     model.eval()
     return {"model": model, "losses": losses}
 
