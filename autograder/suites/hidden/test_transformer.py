@@ -1,0 +1,81 @@
+"""Hidden tests of exercise 9 (transformer.py) without training: random distinct dimensions, the
+source as long as max_len, padding on both sides, and greedy decoding with rows that end at
+different steps, compared with the reference solution (weights drawn from the test's seed and
+loaded into both). The training test is test_transformer__training.py."""
+
+import pytest
+import torch
+
+from autograder.suitelib import layers, seq2seq
+from autograder.testing import check
+
+pytestmark = pytest.mark.exercise("transformer")
+
+PAD, BOS = 0, 1
+
+
+def _setup(reference, rng):
+    dims = layers.distinct_dims(rng, {"B": (2, 4), "S": (5, 9), "T": (3, 8), "H": (2, 3), "hd": (2, 6),
+                                      "ff": (10, 20), "V": (11, 17), "W": (18, 23)})
+    d = dims["H"] * dims["hd"]
+    if d % 2:  # the positional encoding needs an even d_model
+        dims["hd"] += 1
+        d = dims["H"] * dims["hd"]
+    hyper = dict(src_vocab_size=dims["W"], tgt_vocab_size=dims["V"], d_model=d, num_heads=dims["H"],
+                 num_encoder_layers=2, num_decoder_layers=1, d_ff=dims["ff"], dropout=0.1,
+                 max_len=max(dims["S"], dims["T"]), pad_id=PAD)
+    model = layers.randomize_(reference.transformer.Transformer(**hyper), rng)
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return dims, hyper, state
+
+
+def _loaded(impl, hyper, state):
+    m = impl.transformer.Transformer(**hyper)
+    layers.load_weights(m, state, "Transformer")
+    m.eval()
+    return m
+
+
+@pytest.mark.points(1)
+def test_random_dimensions(student, reference, rng):
+    """encode, decode and forward match the reference on random sizes, the longer side as long as max_len
+    ko: 무작위 크기와 max_len 길이의 시퀀스에서 encode, decode, forward 가 참조 구현과 같습니다"""
+    dims, hyper, state = _setup(reference, rng)
+    b, s, t = dims["B"], dims["S"], dims["T"]
+    src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
+    src_lengths[0] = s
+    tgt_lengths = torch.randint(1, t + 1, (b,), generator=rng)
+    tgt_lengths[-1] = t
+    src = layers.tokens(rng, src_lengths, s, dims["W"], PAD)
+    tgt = layers.tokens(rng, tgt_lengths, t, dims["V"], PAD)
+    tgt[:, 0] = BOS
+
+    def run(impl):
+        m = _loaded(impl, hyper, state)
+        memory = m.encode(src)
+        return memory, m.decode(tgt, memory, src), m(src, tgt)
+
+    src_valid, tgt_valid = layers.valid_positions(src == PAD), layers.valid_positions(tgt == PAD)
+    check(run, student, what=f"Transformer({hyper}) (encode, decode, forward)", atol=2e-5,
+          valid=(src_valid, tgt_valid, tgt_valid))
+
+
+@pytest.mark.points(1)
+def test_greedy_decode(student, reference, rng):
+    """greedy_decode matches the reference when rows end at different steps, and on a batch of one
+    ko: 행마다 다른 단계에서 끝날 때와 배치 1 에서 greedy_decode 가 참조 구현과 같습니다"""
+    dims, hyper, state = _setup(reference, rng)
+    never = dims["V"] - 1
+    state["generator.bias"][never] += seq2seq.NEVER
+    b, s = dims["B"] + 2, dims["S"]
+    src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
+    src = layers.tokens(rng, src_lengths, s, dims["W"], PAD)
+    steps = dims["T"] + 3
+    free = _loaded(reference, hyper, state).greedy_decode(src, BOS, never, steps)
+    eos = seq2seq.choose_eos(free, exclude=(PAD, BOS, never))
+
+    def run(impl):
+        m = _loaded(impl, hyper, state)
+        return m.greedy_decode(src, BOS, eos, steps), m.greedy_decode(src[:1], BOS, eos, steps)
+
+    check(run, student, what=f"greedy_decode(src[{b}, {s}], bos_id={BOS}, eos_id={eos}, max_len={steps})")

@@ -1,0 +1,49 @@
+"""The grading suites' markers: every test names its exercise and points, each exercise's tests add
+up to its points in autograder/exercises.py (100 in all), and no public test needs the reference
+solutions (the student edition has none)."""
+
+import pytest
+
+from autograder import exercises, suite_index
+
+
+@pytest.fixture(scope="module")
+def suite_tests():
+    return suite_index.collect()
+
+
+def test_every_test_has_exercise_and_points(suite_tests):
+    assert suite_tests, "no suite tests were collected"
+    bad = [t.nodeid for t in suite_tests
+           if t.exercise not in exercises.BY_NAME or not isinstance(t.points, (int, float)) or t.points <= 0]
+    assert bad == [], f"tests without a known exercise() or positive points() marker: {bad}"
+
+
+def test_visibility_is_public_or_hidden(suite_tests):
+    bad = [(t.nodeid, t.visibility) for t in suite_tests if t.visibility not in ("public", "hidden")]
+    assert bad == []
+
+
+def test_points_add_up_per_exercise(suite_tests):
+    split = suite_index.points_split(suite_tests)
+    got = {name: round(sum(split.get(name, {}).values()), 6) for name in exercises.NAMES}
+    expected = {e.name: float(e.points) for e in exercises.EXERCISES}
+    assert got == expected
+
+
+def test_total_is_100(suite_tests):
+    assert exercises.total_points() == 100
+    assert round(sum(float(t.points) for t in suite_tests), 6) == 100.0
+
+
+def test_every_exercise_has_public_and_hidden_tests(suite_tests):
+    split = suite_index.points_split(suite_tests)
+    missing = [(name, vis) for name in exercises.NAMES for vis in ("public", "hidden")
+               if split.get(name, {}).get(vis, 0.0) <= 0]
+    assert missing == []
+
+
+def test_public_tests_never_use_the_reference(suite_tests):
+    bad = [t.nodeid for t in suite_tests if t.visibility == "public" and "reference" in t.fixtures]
+    assert bad == [], f"public tests that request the reference fixture: {bad}"
+
