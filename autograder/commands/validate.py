@@ -1,0 +1,54 @@
+"""``tkit validate``: reference 100/100, stubs 0, every catalog mutant caught and named."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+
+import click
+
+
+@click.command(name="validate")
+@click.option("--exercise", "names", multiple=True, help="Validate only this exercise (repeatable).")
+@click.option("--no-training", is_flag=True, help="Leave out the tests that train a model.")
+@click.option("--seed", type=int, default=None, help="Seed of the hidden tests (default: a fresh one, printed).")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Checks to run at once (separate processes).")
+def command(names, no_training, seed, jobs):
+    """Grade the reference (must get every point), the untouched stubs (must get 0) and every
+    known mistake of the catalog (each must lose points on its own exercise and be named as
+    itself). Prints a table; exits 1 when any check fails."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from autograder import exercises, validate
+
+    for name in names:
+        try:
+            exercises.get(name)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--exercise") from None
+    seed = seed if seed is not None else secrets.randbelow(2**31)
+    console = Console()
+    console.print(f"tkit validate: seed {seed}, training tests {'off' if no_training else 'on'}, {jobs} job(s)")
+
+    def progress(result):
+        mark = "[green]ok[/]" if result.ok else "[red]FAIL[/]"
+        console.print(f"  {mark} {result.label} ({result.seconds:.1f} s)")
+
+    try:
+        results = validate.validate(names or None, training=not no_training, seed=seed, jobs=jobs,
+                                    on_result=progress)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    table = Table(title=f"tkit validate (seed {seed})")
+    for column, justify in (("check", "left"), ("exercise", "left"), ("points", "right"),
+                            ("result", "left"), ("why", "left"), ("s", "right")):
+        table.add_column(column, justify=justify)
+    for r in results:
+        table.add_row(r.label, r.exercise, f"{r.score:g}/{r.max_score:g}",
+                      "[green]ok[/]" if r.ok else "[red]FAIL[/]", r.detail, f"{r.seconds:.1f}")
+    console.print(table)
+    failed = [r for r in results if not r.ok]
+    console.print(f"{len(results) - len(failed)} of {len(results)} checks passed")
+    sys.exit(1 if failed else 0)
