@@ -1,0 +1,68 @@
+"""Hidden-suite benchmark: one full public + hidden grading run of the reference solutions without
+the training tests, next to ``python -c "import torch"`` measured in the same run (not a test).
+
+Target: the grading run takes at most 3 s more than the torch import (the run includes the
+parent's pytest session and the sandboxed child, whose own torch import overlaps the parent's
+work). Each figure is the median of ``--repeat`` runs; the machine's load is printed with them,
+since other work on the same cores slows both.
+
+    .venv/bin/python benchmarks/bench_hidden_suite.py
+    .venv/bin/python benchmarks/bench_hidden_suite.py --repeat 3 --seed 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def time_torch_import() -> float:
+    """Wall seconds of a fresh ``python -c "import torch"``."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return time.perf_counter() - t0
+
+
+def time_grading(seed: int) -> tuple[float, dict]:
+    """Wall seconds of a fresh process grading ``solutions/`` on every public and hidden test but
+    the training ones (``run_suites(..., training=False)``), and its score line."""
+    code = ("import json, sys; from autograder import grading, paths; "
+            "r = grading.run_suites(paths.solutions_dir(), seed=int(sys.argv[1]), training=False); "
+            "print(json.dumps({'score': r['score'], 'max': r['extra_data']['max_score'], "
+            "'tests': len(r['tests'])}))")
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code, str(seed)], check=True, capture_output=True, text=True,
+                         cwd=REPO)
+    elapsed = time.perf_counter() - t0
+    import json
+
+    return elapsed, json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement (median shown)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the hidden tests")
+    args = parser.parse_args()
+    imports, gradings, summary = [], [], {}
+    for _ in range(args.repeat):
+        imports.append(time_torch_import())
+        elapsed, summary = time_grading(args.seed)
+        gradings.append(elapsed)
+    torch_s, grade_s = statistics.median(imports), statistics.median(gradings)
+    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f'python -c "import torch":              {torch_s:6.2f} s')
+    print(f"public+hidden suites, no training:     {grade_s:6.2f} s  "
+          f"({summary['tests']} tests, reference {summary['score']:g}/{summary['max']:g})")
+    print(f"grading on top of the torch import:    {grade_s - torch_s:6.2f} s  (target <= 3 s)")
+
+
+if __name__ == "__main__":
+    main()
