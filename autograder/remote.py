@@ -152,9 +152,11 @@ class RemoteImpl:
             self._ready = False
 
     def close(self) -> None:
+        """Stop the child; a later request starts a fresh one (handles from this one go stale)."""
         if self._child is not None:
             self._child.close()
             self._child = None
+            self._modules.clear()
 
     def _live_child(self) -> ChildProcess:
         if self._child is not None and self._child.dead is not None:
