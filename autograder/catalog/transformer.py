@@ -34,6 +34,14 @@ MUTANTS = [
                   "return self.encoder(self.pos_encoding(self.src_embed(src)))"),),
     ),
     Mutant(
+        id="transformer_greedy_no_pad_after_eos",
+        exercise="transformer",
+        hint_en="After a row has produced eos_id, greedy_decode keeps appending predicted tokens; it must "
+                "append pad_id to that row.",
+        hint_ko="eos_id 를 낸 행에도 greedy_decode 가 예측 토큰을 계속 붙입니다. 그 행에는 pad_id 를 붙여야 합니다.",
+        replace=((_STEP, "next_token = next_token"),),
+    ),
+    Mutant(
         id="transformer_greedy_ignores_eos",
         exercise="transformer",
         hint_en="greedy_decode ignores eos_id: it neither pads the rows that ended nor stops when every row "
@@ -41,14 +49,6 @@ MUTANTS = [
         hint_ko="greedy_decode 가 eos_id 를 무시합니다: 끝난 행을 패딩으로 채우지도, 모든 행이 eos_id 를 냈을 때 "
                 "멈추지도 않습니다.",
         replace=((_STEP, "next_token = next_token"), (_LOOP, "while ys.shape[1] < max_len:")),
-    ),
-    Mutant(
-        id="transformer_greedy_no_pad_after_eos",
-        exercise="transformer",
-        hint_en="After a row has produced eos_id, greedy_decode keeps appending predicted tokens; it must "
-                "append pad_id to that row.",
-        hint_ko="eos_id 를 낸 행에도 greedy_decode 가 예측 토큰을 계속 붙입니다. 그 행에는 pad_id 를 붙여야 합니다.",
-        replace=((_STEP, "next_token = next_token"),),
     ),
     Mutant(
         id="transformer_greedy_drops_bos",

@@ -53,14 +53,15 @@ def finish_at_eos(free: torch.Tensor, eos_id: int, pad_id: int) -> torch.Tensor:
 
 
 def choose_eos(free: torch.Tensor, exclude: tuple[int, ...]) -> int:
-    """The token of ``free[:, 1:]`` (not in ``exclude``) whose first occurrences fall on the most
-    distinct steps across rows, so rows end at different times; ties go to the smallest id.
+    """The token of ``free[:, 1:]`` (not in ``exclude``) that, first, occurs in every row (so
+    decoding stops before ``max_len``) and, second, first occurs on the most distinct steps across
+    rows (so rows end at different times); ties go to the smallest id.
     Falls back to ``free[0, -1]`` when every generated token is excluded."""
-    best, best_key = int(free[0, -1]), (-1, 0)
+    best, best_key = int(free[0, -1]), (False, -1, 0)
     for token in sorted(set(free[:, 1:].flatten().tolist()) - set(exclude)):
         hits = free[:, 1:] == token
         first = torch.where(hits.any(1), hits.float().argmax(1), torch.full((free.shape[0],), free.shape[1]))
-        key = (len(set(first.tolist())), -token)
+        key = (bool(hits.any(1).all()), len(set(first.tolist())), -token)
         if key > best_key:
             best, best_key = token, key
     return best
