@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from autograder import grading
 
 Todo = list[tuple[str, Path]]
 
@@ -88,6 +87,8 @@ def shard(todo: Todo, k: int, n: int) -> Todo:
 def grade_one(sid: str, path: Path, out_dir: Path, options: dict):
     """Grade one submission into ``out_dir/<sid>/results.json``; returns the results dict, the
     :class:`grading.SubmissionFormatError`, or a :class:`GradingError` for a grader failure."""
+    from autograder import grading  # here, not at the top: workers start their zygote first
+
     try:
         return grading.grade_submission(path, out_dir / sid, **options)
     except grading.SubmissionFormatError as exc:
@@ -97,8 +98,11 @@ def grade_one(sid: str, path: Path, out_dir: Path, options: dict):
 
 
 def _init_worker(tmp_root: str) -> None:
+    from autograder import zygote
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
+    zygote.prestart()  # its import of torch overlaps this worker's own
 
 
 def _work(job: tuple[str, Path, Path, dict]) -> tuple[str, Path, object, float]:

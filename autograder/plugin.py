@@ -252,7 +252,7 @@ class GradingSession:
         testing.CURRENT.exercise = meta.get("exercise")
         testing.CURRENT.nodeid = item.nodeid
         testing.CURRENT.seed = self.test_seed(item.nodeid)
-        self.remote.seed(testing.CURRENT.seed)
+        self.remote.reset(seed=testing.CURRENT.seed)  # the previous test's handles go too
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -265,7 +265,6 @@ class GradingSession:
             self.records[item.nodeid] = self._record(item, call, report)
 
     def pytest_runtest_teardown(self, item):
-        self.remote.reset()
         testing.CURRENT.exercise = None
 
     def pytest_sessionfinish(self, session, exitstatus):

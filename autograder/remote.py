@@ -218,14 +218,16 @@ class RemoteImpl:
         if self._child is not None and self._child.dead is None and self._ready:
             self._request("seed", None, "seed", seed=seed)
 
-    def reset(self) -> None:
-        """Drop every handle the child holds (between tests); modules stay imported."""
+    def reset(self, seed: int | None = None) -> None:
+        """Between tests, in one round trip: drop the handles the child holds (the modules'
+        stay valid) and, with ``seed``, seed the child as :meth:`seed` does."""
+        if seed is not None:
+            self._seed = seed
         if self._child is not None and self._child.dead is None and self._ready:
             try:
-                self._child.request("reset", timeout=5)
+                self._child.request("reset", timeout=5, seed=seed)
             except (ChildDied, ProtocolError):
-                pass
-            self._modules.clear()
+                pass  # the child is marked dead: the next request says so and starts a new one
 
     # -- transport ---------------------------------------------------------------
     def _request(self, op: str, target: RemoteObject | None, what: str, timeout: float | None = None,

@@ -32,8 +32,10 @@ def time_torch_import() -> float:
 
 def time_grading(seed: int) -> tuple[float, dict]:
     """Wall seconds of a fresh process grading ``solutions/`` on every public and hidden test but
-    the training ones (``run_suites(..., training=False)``), and its score line."""
-    code = ("import json, sys; from autograder import grading, paths; "
+    the training ones (``run_suites(..., training=False)``), and its score line. Like ``tkit check``
+    and ``tkit grade``, it starts the sandbox's zygote before importing torch itself."""
+    code = ("import json, sys; from autograder import zygote; zygote.prestart(); "
+            "from autograder import grading, paths; "
             "r = grading.run_suites(paths.solutions_dir(), seed=int(sys.argv[1]), training=False); "
             "print(json.dumps({'score': r['score'], 'max': r['extra_data']['max_score'], "
             "'tests': len(r['tests'])}))")

@@ -111,11 +111,10 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
     # 힌트: 가려진 점수를 -inf 대신 torch.finfo(scores.dtype).min 으로 채우고 torch.softmax 후 가려진 위치를 0 으로 만드세요.
     if mask is None:
         return torch.softmax(scores, dim=dim)
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores.shape:
+    fits = mask.dim() <= scores.dim() and all(
+        m in (1, s) for m, s in zip(reversed(mask.shape), reversed(scores.shape))
+    )
+    if not fits:
         raise ValueError(
             f"mask must be broadcastable to scores, got mask.shape={tuple(mask.shape)}, "
             f"scores.shape={tuple(scores.shape)}"

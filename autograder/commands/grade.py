@@ -52,6 +52,10 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     Writes OUT/<student>/results.json, feedback.html and feedback.md, and for the class
     OUT/grades.csv, OUT/summary.html and the gradebook.
     """
+    if workers == 1:
+        from autograder import zygote
+
+        zygote.prestart()  # grading happens in this process: overlap the sandbox's torch import
     from autograder import batch, exercises, i18n
 
     i18n.set_language(lang)
