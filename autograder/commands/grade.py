@@ -9,14 +9,18 @@ import click
 
 
 def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
-    """``(student id, path)`` for every entry of a class folder: sub-folders, .zip files and
-    .ipynb files; the id is the entry's name without its suffix. Hidden entries are skipped."""
+    """``(student id, path)`` for every entry of a class folder: sub-folders (holding .py files or
+    notebooks named after the exercises) and .zip files; the id is the entry's name without its
+    suffix. Hidden entries (``.x``, ``_x``) and README files are skipped silently; any other file
+    is skipped with a warning on stderr (a lone notebook cannot say which exercise it is)."""
     entries = []
     for entry in sorted(class_dir.iterdir()):
-        if entry.name.startswith((".", "_")):
+        if entry.name.startswith((".", "_")) or entry.name.upper().startswith("README"):
             continue
-        if entry.is_dir() or entry.suffix in (".zip", ".ipynb"):
+        if entry.is_dir() or entry.suffix == ".zip":
             entries.append((entry.stem if entry.is_file() else entry.name, entry))
+        else:
+            click.echo(f"skipping {entry.name}: a submission is a folder or a .zip", err=True)
     return entries
 
 
