@@ -158,7 +158,9 @@ def test_ctrl_c_keeps_every_finished_result(tmp_path, monkeypatch):
         graded.append(path.name)
         return {"score": 1.0, "path": str(path)}
 
-    monkeypatch.setattr(batch.grading, "grade_submission", fake_grade)
+    from autograder import grading
+
+    monkeypatch.setattr(grading, "grade_submission", fake_grade)
     seen = []
 
     def on_result(sid, path, result):

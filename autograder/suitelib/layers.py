@@ -181,21 +181,22 @@ def tokens(generator: torch.Generator, lengths, size: int, vocab: int, pad_id: i
 def distinct_dims(generator: torch.Generator, ranges: dict[str, tuple[int, int]],
                   even: tuple[str, ...] = ()) -> dict[str, int]:
     """Draw one int per name from its inclusive range, all different from each other (so a
-    swapped axis cannot pass by accident); names in ``even`` get even values.
+    swapped axis cannot pass by accident); names in ``even`` get even values. The narrowest
+    ranges are drawn first, so that a wide range cannot take the only values a narrow one has.
 
     Raises:
         ValueError: a range has no value left.
     """
     used: set[int] = set()
     out: dict[str, int] = {}
-    for name, (low, high) in ranges.items():
+    for name, (low, high) in sorted(ranges.items(), key=lambda item: item[1][1] - item[1][0]):
         choices = [v for v in range(low, high + 1) if v not in used and (name not in even or v % 2 == 0)]
         if not choices:
             raise ValueError(f"no value left for {name} in [{low}, {high}] besides {sorted(used)}")
         value = choices[int(torch.randint(len(choices), (1,), generator=generator))]
         used.add(value)
         out[name] = value
-    return out
+    return {name: out[name] for name in ranges}
 
 
 def layer_dims(generator: torch.Generator) -> dict[str, int]:
