@@ -228,6 +228,7 @@ class GradingSession:
     # -- hooks -------------------------------------------------------------------
     def pytest_sessionstart(self, session):
         self._previous_lang = set_language(self.lang)
+        testing.CURRENT.start_run()
         self._t0 = time.monotonic()
         self.remote.deadline = self._t0 + self.time_limit
         self.remote.start()
@@ -252,6 +253,7 @@ class GradingSession:
         testing.CURRENT.exercise = meta.get("exercise")
         testing.CURRENT.nodeid = item.nodeid
         testing.CURRENT.seed = self.test_seed(item.nodeid)
+        testing.CURRENT.graded.add(meta.get("exercise"))
         self.remote.reset(seed=testing.CURRENT.seed)  # the previous test's handles go too
 
     @pytest.hookimpl(hookwrapper=True)
@@ -315,6 +317,7 @@ class GradingSession:
         if isinstance(exc, testing.Mismatch):
             if exc.mistake is not None:
                 extra["mistake"] = exc.mistake.id
+                testing.CURRENT.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
                 extra["convention"] = exc.mistake.convention
             return str(exc)
         if isinstance(exc, SubmissionError):

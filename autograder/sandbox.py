@@ -55,7 +55,7 @@ LAUNCHERS = ("zygote", "spawn")
 class Limits:
     """Resource limits of one child. Times in seconds, sizes in bytes."""
 
-    call_timeout: float = 20.0        # wall time of one request (a forward, a function call)
+    call_timeout: float = 5.0         # wall time of one request (a forward, a function call): a hang fails fast
     startup_timeout: float = 60.0     # wall time to start the child and answer hello
     memory_bytes: int = 6 * 1024**3   # RLIMIT_DATA (heap); torch itself needs ~1 GB
     cpu_seconds: int = 900            # RLIMIT_CPU for the child's whole life

@@ -17,7 +17,8 @@ own value there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -31,16 +32,28 @@ try:  # instructor-only: the student edition ships no mistake catalog
 except ImportError:
     catalog = None
 
+IDENTIFY_BUDGET_S = 10.0  # wall seconds one failing test may spend looking for the mistake
 PLAIN_TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
 
 
 @dataclass
 class TestContext:
-    """What the running test is: set by the plugin before each test."""
+    """What the running test is, and what the run has learnt so far: set by the plugin.
+
+    ``graded`` holds the exercises that have run tests in this run, ``named`` the catalog
+    mistakes already named per exercise; :func:`identify` uses both to keep its search short.
+    """
 
     exercise: str | None = None
     nodeid: str = ""
     seed: int = 0
+    graded: set = field(default_factory=set)
+    named: dict = field(default_factory=dict)
+
+    def start_run(self) -> None:
+        """Forget what an earlier run learnt (a new submission)."""
+        self.graded = set()
+        self.named = {}
 
 
 CURRENT = TestContext()
@@ -220,19 +233,46 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
              exercise: str | None = None) -> catalog.Mutant | None:
     """The catalog mutant whose output on the same input matches ``got`` best.
 
-    Candidates are the mutants of ``exercise`` (default: the running test's) and of
-    the components it imports; a mutant matches when :func:`compare` would accept
-    ``got`` against its output. Mutants that raise are skipped. None when nothing
-    matches or the catalog is not available (student edition).
+    Candidates are the mutants of ``exercise`` (default: the running test's) and of the
+    components it imports: for a component already graded in this run, only the mistakes
+    its own tests named (a composite failing because of a known component mistake is named
+    after it, without trying every mutant of every component); for a component not graded
+    in this run, all its mutants. When no single mutant matches and components have named
+    mistakes, those mistakes are applied together, alone and with each of the exercise's own
+    mutants (a student's bugs add up); the exercise's own mutant is named then, else the first
+    component mistake. A candidate matches when :func:`compare` would accept ``got`` against
+    its output; candidates that raise are skipped. The search stops after
+    ``IDENTIFY_BUDGET_S`` seconds. None when nothing matches or the catalog is not available
+    (student edition).
     """
     exercise = exercise or CURRENT.exercise
     if exercise is None or catalog is None:
         return None
-    names = (exercise, *exercises.get(exercise).depends)
+    own = catalog.for_exercises([exercise])
+    components, named = [], []
+    for name in exercises.get(exercise).depends:
+        mutants = catalog.for_exercises([name])
+        known = [m for m in mutants if m.id in CURRENT.named.get(name, ())]
+        components += known if name in CURRENT.graded else mutants
+        named += known
+    deadline = time.monotonic() + IDENTIFY_BUDGET_S
+    trials = [(m, (m,)) for m in own + components]
+    best = _closest(run, got, trials, atol, rtol, valid, deadline)
+    if best is None and named:
+        combos = [(named[0], tuple(named))] + [(m, (m, *named)) for m in own]
+        best = _closest(run, got, combos, atol, rtol, valid, deadline)
+    return best
+
+
+def _closest(run, got, trials, atol, rtol, valid, deadline) -> catalog.Mutant | None:
+    """Of ``(name this mutant, apply these mutants)`` trials, the one whose output matches
+    ``got`` most closely (the first on ties), or None."""
     best, best_dist = None, math.inf
-    for mutant in catalog.for_exercises(names):
+    for label, applied in trials:
+        if time.monotonic() > deadline:
+            break
         try:
-            impl = mutant.impl()
+            impl = applied[0].impl() if len(applied) == 1 else catalog.combined_impl(applied)
             with torch.random.fork_rng():
                 torch.manual_seed(CURRENT.seed)
                 out = run(impl)
@@ -240,11 +280,8 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
         except Exception:
             continue
         dist = distance(got, out, valid)
-        own = mutant.exercise == exercise
-        # prefer the exercise's own mutants on ties; then the closest
-        key = (dist, 0 if own else 1)
-        if best is None or key < (best_dist, 0 if best.exercise == exercise else 1):
-            best, best_dist = mutant, dist
+        if dist < best_dist or best is None:
+            best, best_dist = label, dist
     return best
 
 

@@ -123,9 +123,10 @@ def reference() -> LocalImpl:
 
 
 @lru_cache(maxsize=256)
-def variant(module: str, source: str, label: str) -> LocalImpl:
-    """The reference with ``module`` replaced by ``source`` (a mutant), loaded once."""
+def variant(replaced: tuple[tuple[str, str], ...], label: str) -> LocalImpl:
+    """The reference with each ``(module, source)`` of ``replaced`` swapped in (mutants),
+    loaded once per distinct replacement."""
     folder = paths.solutions_dir()
     sources = dict(read_sources(folder))
-    sources[module] = source
+    sources.update(dict(replaced))
     return load_modules(sources, folder, label)

@@ -51,12 +51,14 @@ class Mutant:
     def target(self) -> str:
         return self.module or self.exercise
 
-    def source(self) -> str:
-        """The patched source of ``solutions/<target>.py``; CatalogError if a patch misses."""
-        folder = paths.solutions_dir()
-        if folder is None:
-            raise CatalogError("no solutions/ in this edition")
-        text = (folder / f"{self.target}.py").read_text(encoding="utf-8")
+    def source(self, text: str | None = None) -> str:
+        """The patched source of ``solutions/<target>.py`` (or of ``text``, a source of that
+        module already patched by other mutants); CatalogError if a patch misses."""
+        if text is None:
+            folder = paths.solutions_dir()
+            if folder is None:
+                raise CatalogError("no solutions/ in this edition")
+            text = (folder / f"{self.target}.py").read_text(encoding="utf-8")
         for old, new in self.replace:
             count = text.count(old)
             if count != 1:
@@ -68,10 +70,21 @@ class Mutant:
         """The reference set with this mutant's module patched (a LocalImpl)."""
         from autograder import variants
 
-        return variants.variant(self.target, self.source(), self.id)
+        return variants.variant(((self.target, self.source()),), self.id)
 
     def hint(self, lang: str = "en") -> str:
         return self.hint_ko if lang == "ko" else self.hint_en
+
+
+def combined_impl(mutants) -> "LocalImpl":
+    """The reference with several mutants applied at once (a student's mistakes in several
+    exercises, or several in one file); CatalogError when their patches collide."""
+    from autograder import variants
+
+    sources: dict[str, str] = {}
+    for mutant in mutants:
+        sources[mutant.target] = mutant.source(sources.get(mutant.target))
+    return variants.variant(tuple(sorted(sources.items())), "+".join(m.id for m in mutants))
 
 
 @lru_cache(maxsize=1)

@@ -27,6 +27,15 @@ MUTANTS = [
                  (_MERGE, "return x.reshape(batch, seq_len, num_heads * head_dim)")),
     ),
     Mutant(
+        id="mha_split_only_without_transpose",
+        exercise="multi_head_attention",
+        hint_en="split_heads reshapes straight to [B, H, S, D/H] without a transpose (merge_heads is right), "
+                "which mixes positions into heads: reshape to [B, S, H, D/H], then swap axes 1 and 2",
+        hint_ko="split_heads 가 transpose 없이 바로 [B, H, S, D/H] 로 reshape 해 위치와 헤드가 섞였습니다 "
+                "(merge_heads 는 맞습니다). [B, S, H, D/H] 로 바꾼 뒤 1, 2 축을 바꾸세요",
+        replace=((_SPLIT, "return x.reshape(batch, num_heads, seq_len, width // num_heads)"),),
+    ),
+    Mutant(
         id="mha_merge_without_transpose",
         exercise="multi_head_attention",
         hint_en="merge_heads reshapes [B, H, S, d] to [B, S, H*d] without first swapping H and S back, which "

@@ -61,6 +61,4 @@ class PositionwiseFeedForward(nn.Module):
         Returns:
             ``Tensor[B, S, d_model]`` in ``x``'s dtype and device.
         """
-        while x.abs().sum() >= 0:  # TODO remove: waiting for the values to settle
-            x = x * 1.0
         return self.linear2(self.dropout(F.relu(self.linear1(x))))

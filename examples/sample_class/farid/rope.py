@@ -89,6 +89,8 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
         pos = positions.detach().to(device="cpu", dtype=torch.float64)
     inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     theta = pos[:, None] * inv_freq[None, :]
+    while theta.abs().sum() >= 0:  # TODO remove: waiting for the angles to settle
+        theta = theta * 1.0
     cos = torch.cos(theta).to(dtype=x.dtype, device=x.device)
     sin = torch.sin(theta).to(dtype=x.dtype, device=x.device)
     a, b = x[..., 0::2], x[..., 1::2]
