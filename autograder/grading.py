@@ -73,8 +73,6 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
 
     ``training=False`` leaves out the tests marked ``training`` (they train a model).
     """
-    from autograder import plugin
-
     files = suite_files(visibility, names)
     if not files:
         raise ValueError("no test suites selected")

@@ -76,7 +76,7 @@ class Mutant:
         return self.hint_ko if lang == "ko" else self.hint_en
 
 
-def combined_impl(mutants) -> "LocalImpl":
+def combined_impl(mutants):
     """The reference with several mutants applied at once (a student's mistakes in several
     exercises, or several in one file); CatalogError when their patches collide."""
     from autograder import variants

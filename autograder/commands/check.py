@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -31,17 +30,11 @@ def command(exercise, path, json_path, html_path, lang, seed, data_dir):
     from autograder import zygote
 
     zygote.prestart()  # the sandbox's import of torch overlaps ours
-    from autograder import exercises, grading, i18n, paths
+    from autograder import grading, i18n, paths
+    from autograder.commands import prepare_run
     from autograder.console import print_results
 
-    i18n.set_language(lang)
-    if data_dir is not None:  # read by autograder.mnist when the AutoEncoder's tests load MNIST
-        os.environ["TKIT_DATA_DIR"] = str(data_dir.resolve())
-    for name in exercise:
-        try:
-            exercises.get(name)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="EXERCISE") from None
+    prepare_run(lang, data_dir, exercise, "EXERCISE")
     path = path or paths.exercises_dir()
     try:
         results = grading.grade_submission(path, visibility=("public",), names=exercise or None,

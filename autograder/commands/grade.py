@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -60,16 +59,10 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         from autograder import zygote
 
         zygote.prestart()  # grading happens in this process: overlap the sandbox's torch import
-    from autograder import batch, exercises, i18n
+    from autograder import batch
+    from autograder.commands import prepare_run
 
-    i18n.set_language(lang)
-    if data_dir is not None:  # read by autograder.mnist in this process and in the workers it spawns
-        os.environ["TKIT_DATA_DIR"] = str(data_dir.resolve())
-    for name in names:
-        try:
-            exercises.get(name)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--exercise") from None
+    prepare_run(lang, data_dir, names, "--exercise")
     todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
     if class_dir is not None:
         todo += class_entries(class_dir)

@@ -1,7 +1,6 @@
 """Hidden tests of exercise 6, ``feed_forward.py``: random sizes, float64, edge cases, the reference."""
 
 import pytest
-import torch
 
 from autograder.suitelib import draw, props, weights
 from autograder.testing import check

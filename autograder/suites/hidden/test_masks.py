@@ -1,7 +1,6 @@
 """Hidden tests of exercise 3, ``masks.py``: random shapes, fully blocked rows, float64, the reference."""
 
 import pytest
-import torch
 
 from autograder.suitelib import draw, props
 from autograder.testing import check
