@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 FRAME = struct.Struct("<IQ")
 MAX_JSON_BYTES = 8 * 1024 * 1024
-MAX_BLOB_BYTES = 1024 * 1024 * 1024
+MAX_BLOB_BYTES = 256 * 1024 * 1024  # the largest legitimate payload (a PE table, digits) is ~15 MB
 MAX_ITEMS = 100_000
 MAX_DEPTH = 32
 
