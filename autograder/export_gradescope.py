@@ -33,7 +33,7 @@ from autograder import paths
 DEFAULT_ROOT = "/autograder"
 # What of the instructor kit goes into the zip's kit/ folder (relative to the kit root).
 KIT_ENTRIES = ("pyproject.toml", "README.md", "cli.py", "autograder", "solutions", "templates", "datasets")
-# Never bundled: caches, and data that setup downloads rather than ships.
+# Never bundled from the kit folder: caches and data files (MNIST is added, verified, by mnist_files).
 SKIP_PARTS = frozenset({"__pycache__", ".pytest_cache", ".ipynb_checkpoints"})
 SKIP_SUFFIXES = (".pyc", ".gz", ".idx", ".ubyte")
 SCRIPTS = ("setup.sh", "run_autograder")
@@ -105,8 +105,32 @@ def build_zip(out: Path, names=None, *, pip_args: str = DEFAULT_PIP_ARGS) -> lis
             arcname = "kit/" + rel.as_posix()
             zf.write(root / rel, arcname)
             members.append(arcname)
+        for path in mnist_files(names):
+            arcname = f"kit/datasets/mnist/raw/{path.name}"
+            zf.write(path, arcname)
+            members.append(arcname)
     os.replace(tmp, out)
     return members
+
+
+def mnist_files(names=None) -> list[Path]:
+    """The MNIST files to bundle when the AutoEncoder is graded: every split found on this
+    machine (see :mod:`autograder.mnist`), each checked against the manifest first. Empty when
+    the AutoEncoder is not selected or no MNIST is here (``setup.sh`` then downloads it).
+
+    Raises:
+        autograder.mnist.ChecksumError: a file found here is corrupted or truncated.
+    """
+    if names and "autoencoder" not in names:
+        return []
+    from autograder import mnist
+
+    files = []
+    for split in mnist.available_splits():
+        for path in mnist.locate(split).values():
+            mnist.verify_file(path)
+            files.append(path)
+    return files
 
 
 def _failure_results(message: str, names, exercises_module) -> dict:
