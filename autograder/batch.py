@@ -97,6 +97,19 @@ def grade_one(sid: str, path: Path, out_dir: Path, options: dict):
         return GradingError(f"the grader failed on this submission: {type(exc).__name__}: {exc}")
 
 
+def _report(on_result: Callable, sid: str, path: Path, result) -> None:
+    """Call ``on_result``; a failure there (a report, a picture, the gradebook) is printed and
+    the batch goes on, so one submission can never stop the others' grading."""
+    try:
+        on_result(sid, path, result)
+    except Exception as exc:  # noqa: BLE001 - whatever a report step raises
+        import sys
+        import traceback
+
+        print(f"{sid}: recording the result failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+
+
 def _init_worker(tmp_root: str) -> None:
     from autograder import zygote
 
@@ -155,7 +168,7 @@ def grade_many(todo: Todo, out_dir: Path, *, options: dict, on_result: Callable[
                 stats.done += 1
                 stats.errors += isinstance(result, Exception)
                 stats.per_submission.append(seconds)
-                on_result(sid, path, result)
+                _report(on_result, sid, path, result)
                 bar.advance(sid)
         finished = True
     except KeyboardInterrupt:

@@ -71,19 +71,28 @@ class GradebookError(ValueError):
 
 def content_hash(path: Path) -> str:
     """SHA-256 of what the grader reads from a submission: a .zip/.ipynb file's bytes, or, for
-    a folder, every ``.py``/``.ipynb`` file below it (relative path and bytes, sorted)."""
+    a folder, its top-level regular ``.py``/``.ipynb`` files (name and bytes, sorted; never a
+    symlink, as :func:`autograder.sandbox.submission_files`). Files are read in chunks."""
+    from autograder.sandbox import submission_files
+
     path = Path(path)
-    digest = hashlib.sha256()
     if path.is_file():
-        digest.update(path.read_bytes())
-        return digest.hexdigest()
+        return _file_digest(path).hexdigest()
     if not path.is_dir():
         raise FileNotFoundError(f"submission {path} does not exist")
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in HASHED_SUFFIXES
-                       and "__pycache__" not in p.parts):
-        digest.update(file.relative_to(path).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    digest = hashlib.sha256()
+    for file in submission_files(path, tuple(HASHED_SUFFIXES)):
+        digest.update(file.name.encode() + b"\0")
+        digest.update(_file_digest(file).digest())
     return digest.hexdigest()
+
+
+def _file_digest(path: Path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest
 
 
 def options_key(options: dict) -> str:

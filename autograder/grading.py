@@ -22,6 +22,7 @@ import pytest
 
 from autograder import exercises, paths
 from autograder.plugin import write_json_atomic
+from autograder.sandbox import submission_files
 
 MAX_ZIP_BYTES = 64 * 1024**2
 MAX_ZIP_FILES = 2000
@@ -163,19 +164,24 @@ def prepared(path: Path, notes: list[str] | None = None):
         raise SubmissionFormatError(f"submission {path} is not a folder, a .zip or a .ipynb file")
 
 
+MAX_NOTEBOOK_BYTES = 32 * 1024**2  # outputs (plots) make notebooks large; their code is capped later
+
+
 def _notebooks_to_convert(folder: Path) -> list[Path]:
-    """The notebooks of ``folder`` named after an exercise that have no ``.py`` beside them."""
-    return [nb for nb in sorted(folder.glob("*.ipynb"))
-            if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()]
+    """The notebooks of ``folder`` named after an exercise that have no ``.py`` beside them
+    (regular files only, never symlinks; see :func:`autograder.sandbox.submission_files`)."""
+    return [nb for nb in submission_files(folder, (".ipynb",))
+            if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()
+            and nb.stat().st_size <= MAX_NOTEBOOK_BYTES]
 
 
 def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
-    for entry in src.iterdir():
-        if entry.suffix == ".py" and entry.is_file():
-            shutil.copyfile(entry, dest / entry.name)
-            if entry.with_suffix(".ipynb").is_file():
-                notes.append(f"{entry.stem}.ipynb: ignored, {entry.name} is graded instead "
-                             f"({entry.name} 파일을 대신 채점합니다)")
+    """The folder's modules (regular files only) plus its notebooks converted to modules."""
+    for entry in submission_files(src):
+        shutil.copyfile(entry, dest / entry.name)
+        if entry.with_suffix(".ipynb").is_file():
+            notes.append(f"{entry.stem}.ipynb: ignored, {entry.name} is graded instead "
+                         f"({entry.name} 파일을 대신 채점합니다)")
     for nb in _notebooks_to_convert(src):
         _convert_notebook(nb, dest / f"{nb.stem}.py", notes)
 

@@ -97,6 +97,8 @@ def collect(remote, names=None) -> tuple[dict, dict]:
             figures[figure] = make()
         except AssertionError as exc:   # SubmissionError / Mismatch: the student's failure
             problems[figure] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        except Exception as exc:  # noqa: BLE001 - odd values from the child (plain data) that the drawing code trips on
+            problems[figure] = f"{type(exc).__name__}: {exc}"
 
     def pe():
         got = remote.positional_encoding.sinusoidal_table(*PE_SHAPE)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import time
 import traceback
@@ -297,6 +298,7 @@ class GradingSession:
         attachments = self.attachments.get(item.nodeid)
         if attachments is not None and attachments.figures:
             extra["figures"] = attachments.figures
+        output = clean_text(output)
         if len(output) > MAX_TEST_OUTPUT:
             output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
         return {
@@ -375,6 +377,16 @@ class GradingSession:
                 "max_score": meta["points"], "status": "failed", "output": _("not run"),
                 "visibility": VISIBILITY[meta["visibility"]], "tags": [meta["exercise"], meta["visibility"]],
                 "extra_data": {"nodeid": nodeid}}
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` without control characters but newline and tab: what a submission printed or
+    raised reaches terminals, Markdown and LMS comments, where escape sequences (ANSI colours,
+    window titles, clear-screen) must not act."""
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text)
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

@@ -14,6 +14,8 @@ never their output, source or expected values. Text is translated through
 
 from __future__ import annotations
 
+import re
+
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -46,6 +48,7 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
     env.install_gettext_callables(gettext=lambda s: _(s), ngettext=lambda s, p, n: ngettext(s, p, n),
                                   newstyle=True)
     env.filters["points"] = lambda x: f"{float(x):g}"
+    env.filters["fence"] = code_fence
     return env
 
 
@@ -320,3 +323,10 @@ def render_summary(class_results: dict[str, dict], *, lang: str | None = None) -
     """``summary.html`` as text (see :func:`summary_context`)."""
     return _with_language(lang, lambda: environment().get_template("summary.html").render(
         **summary_context(class_results)))
+
+
+def code_fence(text: str) -> str:
+    """A Markdown code fence longer than any run of backticks in ``text``, so that what a
+    submission printed cannot close the fence and be rendered as Markdown."""
+    longest = max((len(run) for run in re.findall(r"`+", text or "")), default=0)
+    return "`" * max(3, longest + 1)

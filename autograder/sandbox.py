@@ -149,13 +149,28 @@ def clean_env(scratch: Path) -> dict:
     return env
 
 
-def copy_submission(src: Path, dest: Path, max_bytes: int = 8 * 1024**2) -> None:
-    """Copy the regular ``.py`` files of a submission folder (no symlinks, no subfolders)."""
+MAX_MODULE_BYTES = 256 * 1024  # a student's module is code (a few KB), not data (e.g. MNIST in base85)
+
+
+def submission_files(folder: Path, suffixes: tuple[str, ...] = (".py",)) -> list[Path]:
+    """The top-level regular files of a submission folder with these suffixes, sorted: never a
+    symlink (it could point anywhere on the host), never a subfolder's file."""
+    return [entry for entry in sorted(Path(folder).iterdir())
+            if entry.suffix in suffixes and not entry.is_symlink() and entry.is_file()]
+
+
+def copy_submission(src: Path, dest: Path, max_bytes: int = MAX_MODULE_BYTES) -> None:
+    """Copy the submission's modules (see :func:`submission_files`) into ``dest``. A module
+    larger than ``max_bytes`` is replaced by one whose import fails with a message saying so."""
     dest.mkdir(parents=True)
-    for entry in sorted(src.iterdir()):
-        if entry.suffix == ".py" and entry.is_file() and not entry.is_symlink():
-            if entry.stat().st_size <= max_bytes:
-                shutil.copyfile(entry, dest / entry.name)
+    for entry in submission_files(src):
+        size = entry.stat().st_size
+        if size <= max_bytes:
+            shutil.copyfile(entry, dest / entry.name)
+        else:
+            message = (f"{entry.name} is {size // 1024} KB; the grader accepts modules of at most "
+                       f"{max_bytes // 1024} KB ({entry.name} 파일이 너무 큽니다: 최대 {max_bytes // 1024} KB)")
+            (dest / entry.name).write_text(f"raise ImportError({message!r})\n", encoding="utf-8")
 
 
 class SpawnedChild:

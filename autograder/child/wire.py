@@ -194,13 +194,23 @@ _DTYPES = (
 )
 
 
-def decode(value: Any, tensors: dict, make_proxy: Callable[[dict], Any] | None = None, depth: int = 0) -> Any:
-    """Rebuild a value sent by :class:`Encoder`. Unknown tags raise WireError.
+def decode(value: Any, tensors: dict, make_proxy: Callable[[dict], Any] | None = None) -> Any:
+    """Rebuild a value sent by :class:`Encoder`. Anything malformed raises WireError, never
+    another exception (a hostile sender controls every byte: unhashable keys, wrong types).
 
     ``make_proxy(ref_record)`` turns a ref into whatever the receiver uses as a handle;
     without it refs raise WireError. Tensor records come back as plain ``torch.Tensor``;
     the sender's flags (Parameter, requires_grad, device) are read with :func:`tensor_info`.
     """
+    try:
+        return _decode(value, tensors, make_proxy, 0)
+    except WireError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise WireError(f"malformed value ({type(exc).__name__}: {exc})") from None
+
+
+def _decode(value: Any, tensors: dict, make_proxy: Callable[[dict], Any] | None, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
     if value is None or isinstance(value, (bool, str, int)):
@@ -213,25 +223,25 @@ def decode(value: Any, tensors: dict, make_proxy: Callable[[dict], Any] | None =
         raise WireError("untagged value")
     tag = value["t"]
     if tag == "float":
-        if value.get("v") not in _FLOATS:
+        if not isinstance(value.get("v"), str) or value["v"] not in _FLOATS:
             raise WireError("bad float")
         return _FLOATS[value["v"]]
     if tag in ("tuple", "list"):
-        items = [decode(v, tensors, make_proxy, depth + 1) for v in _seq(value.get("v"))]
+        items = [_decode(v, tensors, make_proxy, depth + 1) for v in _seq(value.get("v"))]
         return tuple(items) if tag == "tuple" else items
     if tag == "dict":
         out = {}
         for pair in _seq(value.get("v")):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise WireError("bad dict item")
-            key = decode(pair[0], tensors, make_proxy, depth + 1)
+            key = _decode(pair[0], tensors, make_proxy, depth + 1)
             if not isinstance(key, (str, int, float, bool, type(None), tuple)):
                 raise WireError("unhashable dict key")
-            out[key] = decode(pair[1], tensors, make_proxy, depth + 1)
+            out[key] = _decode(pair[1], tensors, make_proxy, depth + 1)
         return out
     if tag == "tensor":
         key = value.get("k")
-        if key not in tensors:
+        if not isinstance(key, str) or key not in tensors:
             raise WireError(f"tensor {key!r} missing from payload")
         t = tensors[key]
         t.tkit_sent = {k: value.get(k) for k in ("cls", "param", "rg", "dev")}
