@@ -375,3 +375,67 @@ def test_a_submission_conftest_and_ini_cannot_force_a_pass(tmp_path):
     results = run_toy_suite(tmp_path, sub)
     assert results["tests"][0]["status"] == "failed"
     assert "not implemented yet" in results["tests"][0]["output"]
+
+
+# -- red-team regressions --------------------------------------------------------------
+
+
+def test_a_dict_key_that_cannot_be_hashed_is_a_wire_error():
+    # a tuple subclass holding a list: the child tags it as a tuple key, the parent cannot hash it
+    body = b'{"v": {"t": "dict", "v": [[{"t": "tuple", "v": [{"t": "list", "v": [1]}]}, 1]]}}'
+    header, tensors = wire.unpack(body, b"")
+    with pytest.raises(wire.WireError, match="malformed value"):
+        wire.decode(header["v"], tensors)
+    for bad in ({"t": "float", "v": []}, {"t": "tensor", "k": ["t0"]}):
+        with pytest.raises(wire.WireError):
+            wire.decode(bad, {})
+
+
+def test_symlinks_are_never_followed_even_beside_a_notebook(tmp_path):
+    import nbformat
+
+    from autograder import grading
+
+    folder = tmp_path / "linky"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    nbformat.write(nb, folder / "masks.ipynb")
+    (folder / "positional_encoding.py").symlink_to(REPO / "solutions" / "positional_encoding.py")
+    with grading.prepared(folder) as prepared:
+        assert sorted(p.name for p in prepared.iterdir()) == ["masks.py"]
+
+
+def test_an_oversized_module_fails_its_import_with_a_reason(tmp_path):
+    folder = write(tmp_path / "big", {"blob.py": "DATA = " + repr("x" * 300_000) + "\n"})
+    impl = RemoteImpl(folder, Limits(call_timeout=5))
+    try:
+        with pytest.raises(SubmissionError) as err:
+            impl.module("blob")
+    finally:
+        impl.close()
+    assert err.value.kind == "import_error"
+    assert "blob.py is 292 KB; the grader accepts modules of at most 256 KB" in err.value.message
+
+
+def test_control_characters_never_reach_the_reports():
+    from autograder.plugin import clean_text
+    from autograder.reports import code_fence
+
+    assert clean_text("a\x1b]0;owned\x07b\x1b[2Jc\td\n") == "a\ufffd]0;owned\ufffdb\ufffd[2Jc\td\n"
+    assert code_fence("no ticks") == "```" and code_fence("x ````` y") == "``````"
+
+
+def test_a_failing_report_step_does_not_stop_the_batch(tmp_path, monkeypatch):
+    from autograder import batch, grading
+
+    monkeypatch.setattr(grading, "grade_submission", lambda path, out, **o: {"score": 1.0, "who": path.name})
+    seen = []
+
+    def on_result(sid, path, result):
+        seen.append(sid)
+        if sid == "a":
+            raise TypeError("a drawing step tripped on odd data")
+
+    todo = [(name, tmp_path / name) for name in ("a", "b", "c")]
+    batch.grade_many(todo, tmp_path / "out", options={}, on_result=on_result, workers=1)
+    assert seen == ["a", "b", "c"]
