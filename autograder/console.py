@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from autograder import exercises
@@ -43,6 +44,6 @@ def print_results(results: dict, console: Console | None = None, show_failures: 
     for test in results["tests"]:
         if test["status"] == "passed":
             continue
-        console.print(f"[bold red]✗[/] {test['name']}", highlight=False, markup=True)
+        console.print(f"[bold red]✗[/] {escape(test['name'])}", highlight=False, markup=True)
         for line in (test.get("output") or "").splitlines():
             console.print(f"    {line}", highlight=False, markup=False)

@@ -321,17 +321,21 @@ class GradingSession:
                 extra["mistake"] = exc.mistake.id
                 testing.CURRENT.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
                 extra["convention"] = exc.mistake.convention
-            return str(exc)
+            return self._with_printed(str(exc), self.remote.test_output)
         if isinstance(exc, SubmissionError):
             extra["failure"] = exc.kind
-            text = exc.message
-            if exc.output.strip():
-                text += "\n" + _("Your code printed:") + "\n" + exc.output.rstrip()
-            return text
+            return self._with_printed(exc.message, exc.output or self.remote.test_output)
         if isinstance(exc, AssertionError):
-            return str(exc) or _("failed")
+            return self._with_printed(str(exc) or _("failed"), self.remote.test_output)
         extra["internal_error"] = "".join(traceback.format_exception(exc))[-4000:]
         return _("the grader could not finish this test: {error}").format(error=f"{type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _with_printed(text: str, printed: str) -> str:
+        """A failing test's message, followed by what the submission printed during the test."""
+        if printed.strip():
+            text += "\n" + _("Your code printed:") + "\n" + printed.rstrip()
+        return text
 
     def build_results(self) -> dict:
         tests = [self.records.get(nodeid) or self._not_run(nodeid) for nodeid in self.meta]

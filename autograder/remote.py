@@ -22,6 +22,7 @@ from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 
 MAX_RESPAWNS = 8
+MAX_TEST_OUTPUT = 2000  # characters of a test's printed output kept for its report
 
 
 class SubmissionError(AssertionError):
@@ -142,6 +143,7 @@ class RemoteImpl:
         self._fatal_imports: dict[str, SubmissionError] = {}
         self._seed: int | None = None
         self._ready = False
+        self.test_output = ""  # what the child printed since the last reset() (bounded)
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
@@ -209,8 +211,8 @@ class RemoteImpl:
 
     def task(self, name: str, *args, timeout: float | None = None, **kwargs):
         """Run a kit routine of :mod:`autograder.child.tasks` in the child on the given handles."""
-        return self._request("task", None, f"the kit's {name}", name=name, args=args, kwargs=kwargs,
-                             timeout=timeout)
+        return self._request("task", None, _("your code, run by the kit's {task}").format(task=name), name=name,
+                             args=args, kwargs=kwargs, timeout=timeout)
 
     def seed(self, seed: int) -> None:
         """Seed the child's random generators now and after every respawn."""
@@ -223,6 +225,7 @@ class RemoteImpl:
         stay valid) and, with ``seed``, seed the child as :meth:`seed` does."""
         if seed is not None:
             self._seed = seed
+        self.test_output = ""
         if self._child is not None and self._child.dead is None and self._ready:
             try:
                 self._child.request("reset", timeout=5, seed=seed)
@@ -259,6 +262,8 @@ class RemoteImpl:
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
                     what=what, error=exc), child.last_output) from None
         self.last_output = child.last_output
+        if self.last_output and len(self.test_output) < MAX_TEST_OUTPUT:
+            self.test_output = (self.test_output + self.last_output)[:MAX_TEST_OUTPUT]
         if not reply.get("ok"):
             err = reply.get("error") if isinstance(reply.get("error"), dict) else {}
             raise SubmissionError(str(err.get("kind", "exception")), describe_error(err, what),

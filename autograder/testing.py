@@ -109,8 +109,8 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
                 what=what, n=len(expected), m=len(got)))
         for i, (g, e) in enumerate(zip(got, expected)):
             v = valid[i] if isinstance(valid, (tuple, list)) else valid
-            compare(g, e, what=f"{what}[{i}]", atol=atol, rtol=rtol, valid=v, check_dtype=check_dtype,
-                    equal_nan=equal_nan)
+            compare(g, e, what=_("item {i} of {what}").format(i=i, what=what), atol=atol, rtol=rtol, valid=v,
+                    check_dtype=check_dtype, equal_nan=equal_nan)
     elif isinstance(expected, dict):
         if not isinstance(got, dict) or set(got) != set(expected):
             raise Mismatch(_("{what} should have the keys {keys}").format(what=what, keys=sorted(expected)))
@@ -182,10 +182,12 @@ def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_n
             finite = diff[torch.isfinite(diff)]
             if finite.numel():
                 detail = _(", largest difference {diff:.3g}").format(diff=float(finite.max()))
+        value = g.flatten()[first].item()
+        shown = str(value) if isinstance(value, bool) else f"{value:.6g}"
         raise Mismatch(_("{what} has wrong values at {n} of {m} positions (first at {idx}, where you "
-                         "returned {value:.6g}){detail}").format(
+                         "returned {value}){detail}").format(
             what=what, n=int(wrong.sum()), m=int(mask.sum()), idx=_fmt_index(first, g.shape),
-            value=float(g.flatten()[first]), detail=detail))
+            value=shown, detail=detail))
 
 
 def distance(got: Any, expected: Any, valid=None) -> float:
@@ -309,26 +311,29 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     return got
 
 
-def expect_raises(call: Callable[[], Any], error: str = "ValueError", *, what: str,
+def expect_raises(call: Callable[[], Any], error: str | tuple[str, ...] = "ValueError", *, what: str,
                   match: str | None = None) -> str:
-    """Assert that ``call()`` (usually a student call) raises ``error``; returns its message.
+    """Assert that ``call()`` (usually a student call) raises ``error`` (an exception class
+    name, or a tuple of names any of which will do); returns its message.
 
     From the child the exception arrives as a SubmissionError of kind ``exception``
     (with ``error_type`` and ``error_message``); locally it is the exception itself.
     """
     from autograder.remote import SubmissionError
 
+    names = (error,) if isinstance(error, str) else tuple(error)
+    error = " or ".join(names)
     try:
         call()
     except SubmissionError as exc:
         if exc.kind != "exception":
             raise
-        if exc.error_type != error:
+        if exc.error_type not in names:
             raise Mismatch(_("{what} should raise {error}; instead: {message}").format(
                 what=what, error=error, message=exc.message.split("\n")[0])) from None
         message = exc.error_message
     except Exception as exc:  # a local (trusted) implementation
-        if type(exc).__name__ != error:
+        if type(exc).__name__ not in names:
             raise
         message = str(exc)
     else:

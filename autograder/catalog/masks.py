@@ -29,6 +29,15 @@ MUTANTS = [
         replace=((_TRIU, "torch.tril(torch.ones(size, size, dtype=torch.bool, device=device), diagonal=0)"),),
     ),
     Mutant(
+        id="mask_causal_transposed",
+        exercise="masks",
+        hint_en="the causal mask is transposed: it blocks the past (True below the diagonal, torch.tril with "
+                "diagonal=-1) instead of the future; True must be strictly above the diagonal (torch.triu, diagonal=1)",
+        hint_ko="인과 마스크가 전치되었습니다. 미래가 아니라 과거(대각선 아래, torch.tril diagonal=-1)를 가립니다. "
+                "True 는 대각선 바로 위쪽이어야 합니다 (torch.triu, diagonal=1)",
+        replace=((_TRIU, "torch.tril(torch.ones(size, size, dtype=torch.bool, device=device), diagonal=-1)"),),
+    ),
+    Mutant(
         id="mask_causal_diagonal_masked",
         exercise="masks",
         hint_en="the causal mask also blocks the diagonal: position i must be able to see itself (torch.triu with "

@@ -49,6 +49,7 @@ try:  # instructor-only: the student edition ships no mistake catalog
 except ImportError:
     catalog = None
 from autograder.i18n import _
+from autograder.variants import LocalImpl
 
 
 @dataclass(frozen=True)
@@ -270,10 +271,13 @@ def exact_match(generated: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class TransformerRun:
-    """``losses`` (the kit loop's per-step losses) and ``accuracy`` (held-out exact match)."""
+    """``losses`` (the kit loop's per-step losses), ``accuracy`` (held-out exact match: the lower
+    of the submission's own ``greedy_decode`` and the reference model carrying the submission's
+    trained weights) and ``note`` (why the second was lower, when it was)."""
 
     losses: list
     accuracy: float
+    note: str = ""
 
 
 def transformer_run(impl, budget: TransformerBudget = TF, cache: bool = True) -> TransformerRun:
@@ -298,7 +302,43 @@ def _transformer_run(impl, budget: TransformerBudget) -> TransformerRun:
         raise AssertionError(_("greedy_decode(src, ...) should return a LongTensor [{n}, L], got {got}").format(
             n=budget.n_heldout, got=got))
     accuracy = float(exact_match(generated.long(), held_tgt).double().mean())
-    return TransformerRun(losses=list(out["losses"]), accuracy=accuracy)
+    note = ""
+    if not isinstance(impl, LocalImpl):  # a submission: its weights must do the work, not its code
+        weights_accuracy, note = _accuracy_of_weights(out["model"], budget, held_src, held_tgt)
+        if weights_accuracy < accuracy:
+            accuracy = weights_accuracy
+            note = note or _("the reference Transformer carrying your trained weights reverses only "
+                             "{acc:.0%} of the held-out sequences: the accuracy must come from the trained "
+                             "weights").format(acc=weights_accuracy)
+    return TransformerRun(losses=list(out["losses"]), accuracy=accuracy, note=note)
+
+
+def _accuracy_of_weights(model, budget: TransformerBudget, held_src, held_tgt) -> tuple[float, str]:
+    """Held-out exact match of the *reference* ``Transformer`` loaded with the submission's
+    trained ``state_dict`` (the contract fixes every parameter's name), decoded by the reference's
+    ``greedy_decode``: code that computes the answer without learning it (the reversal task is
+    easy to hard-code) scores nothing here. Extra keys are allowed; a missing or misshapen
+    parameter gives 0 with a note naming it."""
+    from autograder import variants
+
+    try:
+        reference = variants.reference()
+    except FileNotFoundError:  # a student edition: its suites cannot use the reference anyway
+        return 1.0, ""
+    state = model.state_dict()
+    probe = reference.transformer.Transformer(**budget.config())
+    expected = probe.state_dict()
+    if not isinstance(state, dict):
+        return 0.0, _("state_dict() of the trained model did not return a dict")
+    wrong = [k for k, v in expected.items()
+             if not isinstance(state.get(k), torch.Tensor) or tuple(state[k].shape) != tuple(v.shape)]
+    if wrong:
+        return 0.0, _("the trained weights do not have the contract's parameter names and shapes "
+                      "(missing or different: {keys})").format(keys=", ".join(wrong[:4]))
+    probe.load_state_dict({k: state[k].to(v.dtype) for k, v in expected.items()})
+    probe.eval()
+    generated = probe.greedy_decode(held_src, BOS, EOS, budget.max_len + 2)
+    return float(exact_match(generated.long(), held_tgt).double().mean()), ""
 
 
 def mse_message(mse: float, bar: float, budget: AutoencoderBudget = AE) -> str:

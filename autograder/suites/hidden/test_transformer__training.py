@@ -48,6 +48,8 @@ def test_reverses_held_out_sequences(student, partial):
                 "falls but decoding fails, check the causal mask in decode and greedy_decode's loop").format(
         acc=accuracy, n=budget.n_heldout, steps=budget.steps, full=budget.full_credit_acc,
         part=budget.partial_acc)
+    if run.note:
+        message += "\n" + run.note
     late_loss = sum(run.losses[-20:]) / max(1, len(run.losses[-20:]))
     if accuracy < budget.partial_acc and late_loss < LEAK_LOSS:
         # a training loss far below the reference's (~0.14) with failed generation: the decoder saw
