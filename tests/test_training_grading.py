@@ -255,3 +255,18 @@ def test_reference_transformer_passes_untrained_and_unmasked_fail(one_thread):
     unmasked = training.transformer_run(catalog.by_id("transformer_no_causal_mask").impl(), cache=False)
     assert unmasked.accuracy < training.TF.partial_acc / 2, unmasked.accuracy
     assert unmasked.losses[-1] < reference.losses[-1]  # it "learns" by peeking at the next token
+
+
+def test_a_hard_coded_reversal_scores_nothing_on_accuracy():
+    """A 'Transformer' that reverses the source by index arithmetic (and lets the kit's optimizer
+    scale one parameter) decodes perfectly with its own code; its trained weights in the
+    reference model decode nothing, and the lower figure is the grade."""
+    folder = Path(__file__).resolve().parent / "attacks" / "hardcoded_reversal"
+    small = training.TransformerBudget(steps=20)
+    impl = RemoteImpl(folder)
+    try:
+        run = training.transformer_run(impl, small, cache=False)
+    finally:
+        impl.close()
+    assert run.accuracy == 0.0
+    assert "contract's parameter names" in run.note

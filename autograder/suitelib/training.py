@@ -313,18 +313,39 @@ def _transformer_run(impl, budget: TransformerBudget) -> TransformerRun:
     return TransformerRun(losses=list(out["losses"]), accuracy=accuracy, note=note)
 
 
+def _reference_with_named_mistakes(reference):
+    """The reference, with the mistakes this run has already named in the Transformer's
+    components applied (a Pre-LN encoder where Post-LN was asked, say): the student's weights are
+    then judged in the architecture the student really built, so a component mistake, already
+    graded in its own exercise, does not cost the training points again."""
+    from autograder import exercises, testing
+
+    if catalog is None:
+        return reference
+    named = [catalog.by_id(mutant_id) for name in exercises.get("transformer").depends
+             for mutant_id in sorted(testing.CURRENT.named.get(name, ()))]
+    if not named:
+        return reference
+    try:
+        return catalog.combined_impl(named)
+    except catalog.CatalogError:
+        return reference
+
+
 def _accuracy_of_weights(model, budget: TransformerBudget, held_src, held_tgt) -> tuple[float, str]:
-    """Held-out exact match of the *reference* ``Transformer`` loaded with the submission's
-    trained ``state_dict`` (the contract fixes every parameter's name), decoded by the reference's
-    ``greedy_decode``: code that computes the answer without learning it (the reversal task is
-    easy to hard-code) scores nothing here. Extra keys are allowed; a missing or misshapen
-    parameter gives 0 with a note naming it."""
+    """Held-out exact match of the *reference* ``Transformer`` (with the component mistakes
+    already named in this run, see :func:`_reference_with_named_mistakes`) loaded with the
+    submission's trained ``state_dict`` (the contract fixes every parameter's name), decoded by
+    the reference's ``greedy_decode``: code that computes the answer without learning it (the
+    reversal task is easy to hard-code) scores nothing here. Extra keys are allowed; a missing or
+    misshapen parameter gives 0 with a note naming it."""
     from autograder import variants
 
     try:
         reference = variants.reference()
     except FileNotFoundError:  # a student edition: its suites cannot use the reference anyway
         return 1.0, ""
+    reference = _reference_with_named_mistakes(reference)
     state = model.state_dict()
     probe = reference.transformer.Transformer(**budget.config())
     expected = probe.state_dict()
