@@ -5,14 +5,12 @@ Three small submissions are graded once through the kit's pytest plugin with the
 catalog mistake) and one whose modules kill their process on import.
 """
 
-import contextlib
-import io
 import shutil
 from pathlib import Path
 
 import pytest
 
-from autograder import catalog, grading, i18n, paths, pictures, reports
+from autograder import catalog, grading, paths, pictures, reports
 from autograder.records import ClassRecords
 
 SUITE = Path(__file__).parent / "data" / "report_suite.py"
@@ -21,18 +19,7 @@ CRASH = "import os\nos._exit(3)\n"
 
 def grade_with_demo_suite(folder: Path, lang: str = "en") -> dict:
     """Grade ``folder`` with the demo suite through the plugin (seed 7)."""
-    args = [str(SUITE), "-c", str(paths.suites_dir() / "pytest.ini"), "--rootdir", str(SUITE.parent),
-            "-p", "autograder.plugin", "--noconftest", "-p", "no:cacheprovider", "--submission", str(folder),
-            "--tkit-seed", "7", "--tkit-lang", lang, "-q", "--tb=no", "-W", "ignore"]
-    grabber = grading._ResultGrabber()
-    previous = i18n._current.get()
-    try:
-        with grading._clean_pytest_env(), contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(args, plugins=[grabber])
-    finally:
-        i18n._current.set(previous)   # the plugin sets the language of this process
-    assert grabber.results is not None
-    return grabber.results
+    return grading.run_suites(folder, files=[SUITE], seed=7, lang=lang)
 
 
 @pytest.fixture(scope="module")
