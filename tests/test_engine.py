@@ -6,7 +6,6 @@ temporary folder), so they do not depend on the exercise suites' details.
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import textwrap
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import testing, variants
+from autograder import grading, testing, variants
 from autograder.child import wire
 from autograder.remote import RemoteImpl, RemoteObject, SubmissionError
 from autograder.sandbox import Limits
@@ -332,14 +331,7 @@ def test_seeded(student, seed, partial):
 
 def run_toy_suite(tmp_path: Path, submission: Path, seed: int = 7) -> dict:
     suite = write(tmp_path / "suite" / "public", {"test_toy.py": SUITE})
-    results_path = tmp_path / "results.json"
-    code = pytest.main([str(suite / "test_toy.py"), "-p", "autograder.plugin", "--noconftest",
-                        "-p", "no:cacheprovider", "-q", "--submission", str(submission),
-                        "--tkit-seed", str(seed), "--tkit-results", str(results_path),
-                        "-c", str(REPO / "autograder" / "suites" / "pytest.ini"),
-                        "--rootdir", str(tmp_path / "suite")])
-    assert code in (0, 1)
-    return json.loads(results_path.read_text())
+    return grading.run_suites(submission, files=[suite / "test_toy.py"], seed=seed)
 
 
 def test_results_follow_the_gradescope_schema(tmp_path):
