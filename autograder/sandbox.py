@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autograder.child import wire
+from autograder.limits import MODULE_MAX_BYTES
 
 CHILD_PACKAGE = Path(__file__).resolve().parent / "child"
 BOOTSTRAP = (
@@ -149,7 +150,7 @@ def clean_env(scratch: Path) -> dict:
     return env
 
 
-MAX_MODULE_BYTES = 256 * 1024  # a student's module is code (a few KB), not data (e.g. MNIST in base85)
+MAX_MODULE_BYTES = MODULE_MAX_BYTES  # a student's module is code (a few KB), not data (e.g. MNIST in base85)
 
 
 def submission_files(folder: Path, suffixes: tuple[str, ...] = (".py",)) -> list[Path]:
