@@ -19,3 +19,26 @@ from __future__ import annotations
 SUBMISSION_CODE_MAX_BYTES = 512 * 1024
 MODULE_MAX_BYTES = 256 * 1024
 SUBMISSION_INTAKE_MAX_BYTES = 64 * 1024 * 1024
+
+
+class SubmissionTooLarge(ValueError):
+    """A submission's material is over one of the limits above. The message names the limit,
+    the size found and the file(s), in English and Korean; it costs that submission only."""
+
+
+def check_code_size(sizes: dict[str, int], limit: int = SUBMISSION_CODE_MAX_BYTES) -> None:
+    """Refuse a submission whose graded code is over ``limit`` bytes in all.
+
+    ``sizes`` maps each file's name (as the student named it: data, shown escaped by the
+    caller) to its size in bytes. Raises :class:`SubmissionTooLarge` naming the total, the limit
+    and the largest files.
+    """
+    total = sum(sizes.values())
+    if total <= limit:
+        return
+    largest = ", ".join(f"{name} ({size // 1024} KB)"
+                        for name, size in sorted(sizes.items(), key=lambda kv: -kv[1])[:3])
+    raise SubmissionTooLarge(
+        f"the submission's code is {total // 1024} KB in all; the grader accepts at most "
+        f"{limit // 1024} KB (largest: {largest}) / 제출한 코드가 모두 {total // 1024} KB 로 "
+        f"최대 {limit // 1024} KB 를 넘습니다")
