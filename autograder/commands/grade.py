@@ -48,8 +48,11 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
 @click.option("--data-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Folder holding the MNIST IDX files for the AutoEncoder's training tests "
                    "[default: TKIT_DATA_DIR, then datasets/mnist; see `tkit data mnist`].")
+@click.option("--similarity", "with_similarity", is_flag=True,
+              help="Also write OUT/similarity.csv and OUT/similarity.html: the code the submissions share "
+                   "(see `tkit similarity`; not with --shard).")
 def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures,
-            workers, shard_spec, data_dir):
+            workers, shard_spec, data_dir, with_similarity):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
 
     Writes OUT/<student>/results.json, feedback.html and feedback.md, and for the class
@@ -72,6 +75,8 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     if len(set(ids)) != len(ids):
         raise click.UsageError("two submissions have the same student id: " +
                                ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    if shard_spec is not None and with_similarity:
+        raise click.UsageError("--similarity compares the whole class: run `tkit similarity` once, not per shard")
     if shard_spec is not None:
         if seed is None:
             raise click.UsageError("--shard needs --seed: every shard of a class must draw the same hidden inputs")
@@ -122,3 +127,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         raise SystemExit(130)
     click.echo(f"graded {len(todo) - len(failures)} submission(s) into {out_dir} (seed {seed})")
     click.echo(f"wrote {csv_path}, {summary_path} and {records.book.path}")
+    if with_similarity:
+        from autograder.commands.similarity import run_report
+
+        run_report(all_todo, out_dir, names=names or None)

@@ -1,0 +1,63 @@
+"""``tkit similarity``: which submissions of a class share code beyond the starter stubs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool = True,
+               time_limit: float | None = None, names=None) -> bool:
+    """Compare ``todo`` (``(student id, path)``), write ``out_dir/similarity.csv`` and
+    ``similarity.html`` and say so on stdout (refusals on stderr). Returns whether the run
+    finished before its time limit. Also what ``tkit grade --similarity`` calls."""
+    from autograder import similarity, similarity_report
+
+    limit = similarity.DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    result = similarity.compare_class(todo, reference=reference, time_limit=limit, names=names)
+    csv_path, html_path = similarity_report.write_report(result, out_dir)
+    for sid, why in result.refused.items():
+        click.echo(f"similarity: {sid!r} not compared: {why}", err=True)
+    if not result.complete:
+        click.secho(f"similarity: stopped at the time limit ({limit:g} s); the report holds the pairs "
+                    f"compared before it", fg="yellow", err=True)
+    flagged = sum(p.flagged for p in result.pairs)
+    click.echo(f"similarity: {len(result.students)} submission(s), {flagged} flagged pair(s) in "
+               f"{result.seconds:.1f} s; wrote {csv_path} and {html_path}")
+    return result.complete
+
+
+@click.command(name="similarity")
+@click.argument("submissions", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--class-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Compare every entry of this folder; each entry's name is the student id.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Write OUT/similarity.csv and OUT/similarity.html here.")
+@click.option("--exercise", "names", multiple=True, help="Compare only this exercise (repeatable).")
+@click.option("--reference/--no-reference", default=True, show_default=True,
+              help="Compare every student with the reference solutions too (a leaked solution).")
+@click.option("--time-limit", type=click.FloatRange(min=1), default=None,
+              help="Stop after this many seconds and report what was compared [default: 900].")
+def command(submissions, class_dir, out_dir, names, reference, time_limit):
+    """Report the code SUBMISSIONS (folders, .zip) or the entries of --class-dir share.
+
+    Per pair of students and exercise, the share of matching code (winnowing, the MOSS method;
+    renamed variables still match; the starter stubs never count), and per student the share
+    shared with the reference solution. Exits 1 when the time limit cut the run short.
+    """
+    from autograder.commands import prepare_run
+    from autograder.commands.grade import class_entries
+
+    prepare_run(None, None, names, "--exercise")
+    todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
+    if class_dir is not None:
+        todo += class_entries(class_dir)
+    if not todo:
+        raise click.UsageError("give submissions to compare or --class-dir")
+    ids = [sid for sid, _ in todo]
+    if len(set(ids)) != len(ids):
+        raise click.UsageError("two submissions have the same student id: " +
+                               ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    if not run_report(todo, out_dir, reference=reference, time_limit=time_limit, names=names or None):
+        raise SystemExit(1)
