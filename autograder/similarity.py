@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import time
+from hashlib import blake2b
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,11 +93,13 @@ class Result:
 
 
 class _Deadline:
-    def __init__(self, seconds: float | None):
-        self.end = None if seconds is None else time.monotonic() + seconds
+    """``seconds`` from now, as a wall-clock time (``end``, comparable across processes)."""
+
+    def __init__(self, seconds: float | None = None, end: float | None = None):
+        self.end = end if seconds is None else time.time() + seconds
 
     def check(self) -> None:
-        if self.end is not None and time.monotonic() > self.end:
+        if self.end is not None and time.time() > self.end:
             raise SimilarityTimeout("the similarity run passed its time limit")
 
 
@@ -148,10 +151,24 @@ def kit_sources(folder: Path | None) -> dict[str, str]:
             for name in exercises.NAMES if (folder / f"{name}.py").is_file()}
 
 
+def stable_kgram_hashes(text: str, k: int):
+    """The hashes of every ``k``-character slice of ``text``, an int64 array: copydetect's
+    ``utils.hashed_kgrams`` with blake2b (8 bytes) in place of Python's ``hash``, which is salted
+    per process, so that the winnowing picks the same fingerprints in every run and process."""
+    import numpy as np
+
+    return np.array([int.from_bytes(blake2b(text[i:i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                                    "little", signed=True) for i in range(len(text) - k + 1)], dtype=np.int64)
+
+
 def fingerprint(code: str, boilerplate=None):
     """copydetect's ``CodeFingerprint`` of Python ``code`` (k = :data:`NOISE`, window
-    :data:`WINDOW`), leaving out the hashes in ``boilerplate`` (a numpy array)."""
+    :data:`WINDOW`), leaving out the hashes in ``boilerplate`` (a numpy array). The k-gram hash is
+    :func:`stable_kgram_hashes` (set in ``copydetect.utils``, where its fingerprinting looks it up)."""
+    import copydetect.utils
     from copydetect import CodeFingerprint
+
+    copydetect.utils.hashed_kgrams = stable_kgram_hashes
 
     return CodeFingerprint("submission.py", NOISE, WINDOW, boilerplate=boilerplate, filter=True,
                            language="python", fp=io.StringIO(code))
@@ -190,22 +207,29 @@ def compare(fp_a, fp_b):
     return float(share_a), float(share_b), int(matched), slices_a, slices_b
 
 
-def exercise_fingerprints(name: str, codes: dict[str, str], stub: str | None, class_size: int) -> dict:
+def exercise_fingerprints(name: str, codes: dict[str, str], stub: str | None, class_size: int,
+                          deadline: _Deadline | None = None) -> dict:
     """key -> fingerprint of ``codes`` for one exercise, without the stub's and the class-common
-    hashes (the reference, key ``""``, counts neither towards nor as the class)."""
+    hashes (the reference, key ``""``, counts neither towards nor as the class). Raises
+    :class:`SimilarityTimeout` past ``deadline``."""
     import numpy as np
 
+    deadline = deadline or _Deadline(None)
     boilerplate = np.array(sorted(fingerprint(stub).hashes)) if stub else None
-    fps = {key: fingerprint(code, boilerplate) for key, code in codes.items()}
+    fps = {}
+    for key, code in codes.items():
+        deadline.check()
+        fps[key] = fingerprint(code, boilerplate)
     common = common_hashes([fp for key, fp in fps.items() if key], class_size)
     for fp in fps.values():
         drop_hashes(fp, common)
     return fps
 
 
-def _pairs_of(name: str, fps: dict, deadline: _Deadline) -> list[Pair]:
+def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair]) -> None:
+    """Append to ``pairs`` the pairs of ``fps`` at or above :data:`CSV_MIN` (the reference,
+    key ``""``, goes to ``student_b``), checking ``deadline`` between students."""
     keys = sorted(fps)  # "" (the reference) sorts first
-    pairs = []
     for i, a in enumerate(keys):
         deadline.check()
         for b in keys[i + 1:]:
@@ -218,15 +242,41 @@ def _pairs_of(name: str, fps: dict, deadline: _Deadline) -> list[Pair]:
                 if pair.flagged:
                     pair.slices = (slices_a, slices_b)
                 pairs.append(pair)
-    return pairs
+
+
+def compare_exercise(name: str, codes: dict[str, str], stub: str | None, class_size: int,
+                     until: float | None) -> tuple[list[Pair], bool]:
+    """``(pairs, complete)`` of one exercise's ``codes`` (key -> source, ``""`` the reference),
+    stopping at the wall-clock time ``until`` (``time.time()``; None: never). Runs in a worker process (fingerprints are Python ``hash``
+    values, salted per process: one exercise is fingerprinted and compared in one process)."""
+    deadline = _Deadline(end=until)
+    pairs: list[Pair] = []
+    try:
+        _pairs_of(name, exercise_fingerprints(name, codes, stub, class_size, deadline), deadline, pairs)
+    except SimilarityTimeout:
+        return pairs, False
+    return pairs, True
+
+
+def _run_exercises(tasks: list[tuple], workers: int) -> list[tuple[list[Pair], bool]]:
+    """:func:`compare_exercise` on each task, in ``workers`` processes (spawned: the parent may
+    hold threads) when there are several, the largest exercises first."""
+    if workers <= 1 or len(tasks) <= 1:
+        return [compare_exercise(*task) for task in tasks]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    tasks = sorted(tasks, key=lambda task: -sum(map(len, task[1].values())))
+    with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(compare_exercise, *zip(*tasks)))
 
 
 def compare_class(entries: list[tuple[str, Path]], *, reference: bool = True,
-                  time_limit: float | None = DEFAULT_TIME_LIMIT, names=None) -> Result:
+                  time_limit: float | None = DEFAULT_TIME_LIMIT, names=None, workers: int = 1) -> Result:
     """Compare every pair of the class ``entries`` (``(student id, path)``), and every student
     with the reference solution (``reference=True``, where the kit has ``solutions/``), on each
-    exercise of ``names`` (default: all). Stops at ``time_limit`` seconds with
-    ``Result.complete`` False and the pairs found so far."""
+    exercise of ``names`` (default: all), the exercises shared among ``workers`` processes.
+    Stops at ``time_limit`` seconds with ``Result.complete`` False and the pairs found so far."""
     start = time.monotonic()
     deadline = _Deadline(time_limit)
     result = Result()
@@ -234,20 +284,20 @@ def compare_class(entries: list[tuple[str, Path]], *, reference: bool = True,
     refs = kit_sources(paths.solutions_dir()) if reference else {}
     try:
         sources, result.refused = read_class(entries, deadline)
-        result.students = sorted(sources)
-        result.sources = dict(sources)
-        if refs:
-            result.sources[""] = refs
-        for name in names or exercises.NAMES:
-            codes = {sid: code[name] for sid, code in sources.items() if name in code}
-            if name in refs:
-                codes[""] = refs[name]
-            fps = exercise_fingerprints(name, codes, stubs.get(name), len(sources))
-            deadline.check()
-            result.pairs += _pairs_of(name, fps, deadline)
     except SimilarityTimeout:
-        result.complete = False
+        result.complete, result.seconds = False, time.monotonic() - start
+        return result
+    result.students = sorted(sources)
+    result.sources = dict(sources, **({"": refs} if refs else {}))
+    tasks = []
+    for name in names or exercises.NAMES:
+        codes = {sid: code[name] for sid, code in sources.items() if name in code}
+        if name in refs:
+            codes[""] = refs[name]
+        tasks.append((name, codes, stubs.get(name), len(sources), deadline.end))
+    for pairs, complete in _run_exercises(tasks, workers):
+        result.pairs += pairs
+        result.complete &= complete
     result.pairs.sort(key=lambda p: (-p.similarity, p.exercise, p.student_a, p.student_b or ""))
     result.seconds = time.monotonic() - start
     return result
-

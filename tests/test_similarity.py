@@ -106,6 +106,20 @@ def test_a_copied_exercise_with_renamed_variables_is_flagged_on_that_exercise_on
     assert all(p.similarity < similarity.FLAG_THRESHOLD for p in masks)
 
 
+def test_exercises_compared_in_worker_processes_give_the_same_result(tmp_path):
+    attention = filled("attention", {"scaled_dot_product_attention": ATTENTION})
+    entries = [student(tmp_path, "ann", {"attention": attention, "masks": filled("masks", MASKS_A)}),
+               student(tmp_path, "bob", {"attention": rename(attention, {"scores": "s"}),
+                                         "masks": filled("masks", MASKS_B)})]
+    alone = similarity.compare_class(entries, workers=1)
+    shared = similarity.compare_class(entries, workers=2)
+    assert shared.complete and len(alone.pairs) >= 3
+    assert [(p.student_a, p.student_b, p.exercise, p.similarity, p.matched) for p in shared.pairs] == [
+        (p.student_a, p.student_b, p.exercise, p.similarity, p.matched) for p in alone.pairs]
+    assert [p.slices[0].tolist() for p in shared.pairs if p.flagged] == [
+        p.slices[0].tolist() for p in alone.pairs if p.flagged]
+
+
 def test_the_same_pe_formula_written_independently_is_not_flagged(tmp_path):
     entries = [student(tmp_path, "ann", {"positional_encoding": filled("positional_encoding", {"sinusoidal_table": PE_A})}),
                student(tmp_path, "bob", {"positional_encoding": filled("positional_encoding", {"sinusoidal_table": PE_B})})]

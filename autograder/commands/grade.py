@@ -130,4 +130,4 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     if with_similarity:
         from autograder.commands.similarity import run_report
 
-        run_report(all_todo, out_dir, names=names or None)
+        run_report(all_todo, out_dir, names=names or None, workers=workers)

@@ -8,14 +8,16 @@ import click
 
 
 def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool = True,
-               time_limit: float | None = None, names=None) -> bool:
-    """Compare ``todo`` (``(student id, path)``), write ``out_dir/similarity.csv`` and
-    ``similarity.html`` and say so on stdout (refusals on stderr). Returns whether the run
-    finished before its time limit. Also what ``tkit grade --similarity`` calls."""
-    from autograder import similarity, similarity_report
+               time_limit: float | None = None, names=None, workers: int | None = None) -> bool:
+    """Compare ``todo`` (``(student id, path)``) on ``workers`` processes (default: the
+    machine's cores), write ``out_dir/similarity.csv`` and ``similarity.html`` and say so on
+    stdout (refusals on stderr). Returns whether the run finished before its time limit.
+    Also what ``tkit grade --similarity`` calls."""
+    from autograder import batch, similarity, similarity_report
 
     limit = similarity.DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    result = similarity.compare_class(todo, reference=reference, time_limit=limit, names=names)
+    result = similarity.compare_class(todo, reference=reference, time_limit=limit, names=names,
+                                      workers=workers or batch.default_workers())
     csv_path, html_path = similarity_report.write_report(result, out_dir)
     for sid, why in result.refused.items():
         click.echo(f"similarity: {sid!r} not compared: {why}", err=True)
@@ -39,7 +41,9 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
               help="Compare every student with the reference solutions too (a leaked solution).")
 @click.option("--time-limit", type=click.FloatRange(min=1), default=None,
               help="Stop after this many seconds and report what was compared [default: 900].")
-def command(submissions, class_dir, out_dir, names, reference, time_limit):
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Compare this many exercises in parallel [default: the machine's cores].")
+def command(submissions, class_dir, out_dir, names, reference, time_limit, workers):
     """Report the code SUBMISSIONS (folders, .zip) or the entries of --class-dir share.
 
     Per pair of students and exercise, the share of matching code (winnowing, the MOSS method;
@@ -59,5 +63,6 @@ def command(submissions, class_dir, out_dir, names, reference, time_limit):
     if len(set(ids)) != len(ids):
         raise click.UsageError("two submissions have the same student id: " +
                                ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
-    if not run_report(todo, out_dir, reference=reference, time_limit=time_limit, names=names or None):
+    if not run_report(todo, out_dir, reference=reference, time_limit=time_limit, names=names or None,
+                      workers=workers):
         raise SystemExit(1)
