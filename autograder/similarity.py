@@ -138,8 +138,8 @@ def read_class(entries: list[tuple[str, Path]], deadline: _Deadline | None = Non
             deadline.check()
         try:
             sources[sid] = read_submission(path)
-        except (ValueError, OSError) as exc:  # SubmissionTooLarge, SubmissionFormatError, NotebookError
-            refused[sid] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - SubmissionTooLarge, SubmissionFormatError, an encrypted
+            refused[sid] = f"{type(exc).__name__}: {exc}"  # zip's RuntimeError...: this student only
     return sources, refused
 
 
@@ -247,8 +247,8 @@ def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair]) -> N
 def compare_exercise(name: str, codes: dict[str, str], stub: str | None, class_size: int,
                      until: float | None) -> tuple[list[Pair], bool]:
     """``(pairs, complete)`` of one exercise's ``codes`` (key -> source, ``""`` the reference),
-    stopping at the wall-clock time ``until`` (``time.time()``; None: never). Runs in a worker process (fingerprints are Python ``hash``
-    values, salted per process: one exercise is fingerprinted and compared in one process)."""
+    stopping at the wall-clock time ``until`` (``time.time()``; None: never). What a worker
+    process runs: one exercise is fingerprinted and compared in one process."""
     deadline = _Deadline(end=until)
     pairs: list[Pair] = []
     try:

@@ -4,13 +4,13 @@ Each synthetic student hands in all eleven exercises: the reference solution's c
 third of its solution lines replaced by statements of the student's own and a tenth more inserted
 (so every pair shares much, the common-code filter has work to do), and one pair of students
 copies one student's whole submission with renamed variables. The figures are measured in one
-run, one class size after the other, on this process alone (one core):
+run, one class size after the other, each with 1 and then 2 worker processes:
 
     .venv/bin/python benchmarks/bench_similarity.py                  # classes of 25, 100 and 300
-    .venv/bin/python benchmarks/bench_similarity.py --sizes 50 300
+    .venv/bin/python benchmarks/bench_similarity.py --sizes 50 300 --workers 2
 
-It prints, per class size: the wall seconds, the pairs compared, the CSV rows and flagged pairs,
-and the machine's load (other work on the same cores slows the figures).
+It prints, per class size and worker count: the wall seconds, the pairs compared, the CSV rows
+and flagged pairs, and the machine's load (other work on the same cores slows the figures).
 """
 
 from __future__ import annotations
@@ -77,18 +77,21 @@ def make_class(folder: Path, n: int, seed: int = 0) -> list[tuple[str, Path]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 100, 300])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
     for n in args.sizes:
         with tempfile.TemporaryDirectory(prefix="tkit-simbench-") as tmp:
             entries = make_class(Path(tmp), n)
-            t0 = time.perf_counter()
-            result = similarity.compare_class(entries, time_limit=None)
-            wall = time.perf_counter() - t0
-        pairs = len(exercises.NAMES) * (n * (n + 1) // 2)
-        flagged = [p for p in result.pairs if p.flagged]
-        print(f"class of {n:4d}: {wall:7.1f} s  ({pairs} pairs and reference rows compared, "
-              f"{len(result.pairs)} CSV rows, {len(flagged)} flagged; load {os.getloadavg()[0]:.2f})")
+            for workers in args.workers:
+                t0 = time.perf_counter()
+                result = similarity.compare_class(entries, time_limit=None, workers=workers)
+                wall = time.perf_counter() - t0
+                pairs = len(exercises.NAMES) * (n * (n + 1) // 2)
+                flagged = [p for p in result.pairs if p.flagged]
+                print(f"class of {n:4d}, {workers} worker(s): {wall:7.1f} s  ({pairs} pairs and reference rows "
+                      f"compared, {len(result.pairs)} CSV rows, {len(flagged)} flagged; "
+                      f"load {os.getloadavg()[0]:.2f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -121,8 +121,8 @@ def test_exercises_compared_in_worker_processes_give_the_same_result(tmp_path):
 
 
 def test_the_same_pe_formula_written_independently_is_not_flagged(tmp_path):
-    entries = [student(tmp_path, "ann", {"positional_encoding": filled("positional_encoding", {"sinusoidal_table": PE_A})}),
-               student(tmp_path, "bob", {"positional_encoding": filled("positional_encoding", {"sinusoidal_table": PE_B})})]
+    entries = [student(tmp_path, sid, {"positional_encoding": filled("positional_encoding", {"sinusoidal_table": body})})
+               for sid, body in (("ann", PE_A), ("bob", PE_B))]
     result = similarity.compare_class(entries)
     pair = [p for p in result.pairs if p.student_b == "bob"]
     assert pair, "the two PE lines they share are found"
@@ -175,13 +175,15 @@ def test_a_notebook_and_a_zip_are_compared_on_their_graded_code(tmp_path):
     assert pair.flagged and pair.similarity > 0.9
 
 
-def test_an_oversize_submission_is_refused_for_that_student_only(tmp_path):
+def test_an_oversize_or_broken_submission_is_refused_for_that_student_only(tmp_path):
     masks = filled("masks", MASKS_A)
     big = masks + "\n" + "x = 1\n" * (limits.MODULE_MAX_BYTES // 6 + 10)
+    (tmp_path / "mal.zip").write_bytes(b"PK\x03\x04 not a zip")
     entries = [student(tmp_path, "ann", {"masks": masks}), student(tmp_path, "bob", {"masks": masks}),
-               student(tmp_path, "eve", {"masks": big})]
+               student(tmp_path, "eve", {"masks": big}), ("mal", tmp_path / "mal.zip")]
     result = similarity.compare_class(entries, reference=False)
-    assert set(result.refused) == {"eve"} and "SubmissionTooLarge" in result.refused["eve"]
+    assert set(result.refused) == {"eve", "mal"} and "SubmissionTooLarge" in result.refused["eve"]
+    assert "SubmissionFormatError" in result.refused["mal"]
     assert result.students == ["ann", "bob"]
     assert student_pairs(result) == {("ann", "bob", "masks")}
 
