@@ -196,12 +196,16 @@ def common_hashes(fps: list, class_size: int) -> set:
     return {h for h, n in counts.items() if n > floor}
 
 
-def compare(fp_a, fp_b):
+def compare(fp_a, fp_b, floor: float = 0.0):
     """``(share_a, share_b, matched, slices_a, slices_b)`` of two fingerprints (copydetect's
-    ``compare_files``); ``slices_*`` are 2xN arrays of start/end offsets in the raw code."""
+    ``compare_files``); ``slices_*`` are 2xN arrays of start/end offsets in the raw code.
+    Zeros, without comparing, when both shares must be below ``floor``: a share is at most
+    k characters per occurrence of a shared fingerprint over the fingerprinted length."""
     from copydetect import compare_files
 
-    if not fp_a.hashes & fp_b.hashes:
+    shared = fp_a.hashes & fp_b.hashes
+    if not shared or all(sum(len(fp.hash_idx[h]) for h in shared) * fp.k < floor * fp.token_coverage
+                         for fp in (fp_a, fp_b)):
         return 0.0, 0.0, 0, None, None
     matched, (share_a, share_b), (slices_a, slices_b) = compare_files(fp_a, fp_b)
     return float(share_a), float(share_b), int(matched), slices_a, slices_b
@@ -234,7 +238,7 @@ def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair]) -> N
         deadline.check()
         for b in keys[i + 1:]:
             student_a, student_b = (b, None) if not a else (a, b)
-            share_a, share_b, matched, slices_a, slices_b = compare(fps[student_a], fps[student_b or ""])
+            share_a, share_b, matched, slices_a, slices_b = compare(fps[student_a], fps[student_b or ""], CSV_MIN)
             similarity = max(share_a, share_b)
             if similarity >= CSV_MIN:
                 pair = Pair(student_a, student_b, name, round(similarity, 4),
