@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import io
 import time
-from hashlib import blake2b
 from collections import Counter
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from pathlib import Path
 
 from autograder import exercises, limits, paths
