@@ -203,7 +203,7 @@ def test_csv_cells_are_neutralised_by_the_owasp_rule(value, cell):
 
 
 def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(tmp_path):
-    masks = filled("masks", MASKS_A)
+    masks = filled("masks", MASKS_A) + '\nNOTE = "</pre><script>alert(1)</script>"\n'
     evil_html, evil_csv = "<img src=x onerror=alert(1)>", "=cmd|' calc'!A0"
     entries = [student(tmp_path, evil_html, {"masks": masks}), student(tmp_path, evil_csv, {"masks": masks})]
     out = tmp_path / "out"
@@ -212,7 +212,8 @@ def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(
     assert run.exit_code == 0, run.output
     html = (out / "similarity.html").read_text(encoding="utf-8")
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert "<mark>" in html and "<script" not in html and "http" not in html.lower().replace("http-equiv", "")
+    assert "<mark>" in html and "<script" not in html and "&lt;/pre&gt;&lt;script&gt;alert(1)" in html
+    assert "http" not in html.lower()  # self-contained: nothing fetched from the network
     rows = list(csv.reader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
     assert rows[0] == list(similarity_report.CSV_COLUMNS)
     assert ["'" + evil_csv, evil_html, "masks", "1.0000"] in rows or [evil_html, "'" + evil_csv, "masks", "1.0000"] in rows
