@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, exercises, testing
+from autograder import __version__, exercises, not_graded, testing
 from autograder.i18n import _, set_language
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
@@ -327,6 +327,10 @@ class GradingSession:
             return self._with_printed(exc.message, exc.output or self.remote.test_output)
         if isinstance(exc, AssertionError):
             return self._with_printed(str(exc) or _("failed"), self.remote.test_output)
+        reason = not_graded.reason_for(exc)
+        if reason:   # a grader-side problem (missing data): not the student's failure
+            extra[not_graded.KEY] = reason
+            return not_graded.message()
         extra["internal_error"] = "".join(traceback.format_exception(exc))[-4000:]
         return _("the grader could not finish this test: {error}").format(error=f"{type(exc).__name__}: {exc}")
 
@@ -341,10 +345,10 @@ class GradingSession:
         tests = [self.records.get(nodeid) or self._not_run(nodeid) for nodeid in self.meta]
         failing = {}
         for t in tests:
-            if t["status"] == "failed":
+            if t["status"] == "failed" and not not_graded.reason(t):
                 failing[t["tags"][0]] = failing.get(t["tags"][0], 0) + 1
         for t in tests:
-            if t["status"] != "failed":
+            if t["status"] != "failed" or not_graded.reason(t):
                 continue
             deps = [d for d in exercises.get(t["tags"][0]).depends if failing.get(d)]
             if deps:
@@ -358,7 +362,7 @@ class GradingSession:
             entry["max_score"] = round(entry["max_score"] + t["max_score"], 4)
         score = round(sum(t["score"] for t in tests), 4)
         max_score = round(sum(t["max_score"] for t in tests), 4)
-        return {
+        results = {
             "score": score,
             "execution_time": round(time.monotonic() - self._t0, 3),
             "output": _("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
@@ -374,6 +378,8 @@ class GradingSession:
                 "child": self.remote.info,
             },
         }
+        not_graded.summarize(results)
+        return results
 
     def _not_run(self, nodeid: str) -> dict:
         meta = self.meta[nodeid]
