@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from autograder import paths
-from autograder.testing import Mismatch, expect_raises, message_problem
+from autograder.messages import message_problem
+from autograder.testing import Mismatch, expect_raises
 
 D_K = dict(names=("d_k", "query", "key", "q", "k"), values=(4, 6))
 
