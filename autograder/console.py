@@ -23,7 +23,8 @@ def exercise_rows(results: dict) -> list[tuple[str, float, float, int, int]]:
 
 
 def print_results(results: dict, console: Console | None = None, show_failures: bool = True) -> None:
-    """Print the per-exercise table and, below it, each failing test's message."""
+    """Print the per-exercise table and, below it, each failing test's message (and each test
+    the kit could not judge, marked not graded, with the reason: e.g. the MNIST command to run)."""
     console = console or Console()
     ko = language() == "ko"
     table = Table(title=_("Results"), show_lines=False)
@@ -42,9 +43,9 @@ def print_results(results: dict, console: Console | None = None, show_failures: 
     table.add_row("", _("total"), "", f"{results['score']:g}/{results['extra_data']['max_score']:g}",
                   style="bold")
     console.print(table)
-    if ungraded:
-        console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}: " +
-                      escape(not_graded.message()), highlight=False, markup=True)
+    if ungraded:   # whoever runs the check is who can fix it: the reasons are shown below
+        console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}",
+                      highlight=False, markup=True)
     if not show_failures:
         return
     for test in results["tests"]:
@@ -53,6 +54,8 @@ def print_results(results: dict, console: Console | None = None, show_failures: 
         if not_graded.reason(test):
             console.print(f"[bold magenta]–[/] {escape(test['name'])} ({escape(_('not graded'))})",
                           highlight=False, markup=True)
+            for line in not_graded.reason(test).splitlines():
+                console.print(f"    {line}", highlight=False, markup=False)
             continue
         console.print(f"[bold red]✗[/] {escape(test['name'])}", highlight=False, markup=True)
         for line in (test.get("output") or "").splitlines():

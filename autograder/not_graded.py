@@ -26,7 +26,7 @@ def reason_for(exc: BaseException) -> str | None:
     from autograder import mnist
 
     if isinstance(exc, mnist.DatasetError):
-        return f"grading data unavailable: {exc}"[:500]
+        return f"grading data unavailable: {exc}"[:2000]
     return None
 
 

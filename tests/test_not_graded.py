@@ -97,6 +97,7 @@ def test_check_output_says_not_graded(results):
     text = out.getvalue()
     assert "Not graded: autoencoder" in text
     assert "– autoencoder: the AutoEncoder learns MNIST (not graded)" in text
+    assert "tkit data mnist --download" in text      # the reason, for whoever runs the check
     assert "✗ autoencoder: the AutoEncoder's output has the image's shape" in text
 
 
