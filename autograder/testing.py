@@ -72,6 +72,7 @@ class TestContext:
         if self.hybrids is not None:
             self.hybrids.close()
         self.hybrids = None
+        self.student = None
 
 
 CURRENT = TestContext()
@@ -261,8 +262,9 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     otherwise (or when the hybrid cannot run) only the components' mutants are candidates,
     matched against ``got`` (the mistake is a component's): those of the components that alone
     change the composite's output when the composite's own code was right (the test is then
-    recorded in ``CURRENT.blamed`` with them), else those of every component. At most ``MAX_CANDIDATES`` candidates
-    are tried, in catalog order (no clock: the same submission and seed name the same mistake on
+    recorded in ``CURRENT.blamed`` with them), else those of every component. Outside a grading
+    run (no submission folder in ``CURRENT.student``) all of them are candidates. At most
+    ``MAX_CANDIDATES`` candidates are tried, in catalog order (no clock: the same submission and seed name the same mistake on
     an idle or a loaded machine). A candidate matches when :func:`compare` would accept the
     output against its own; candidates that raise are skipped. None in the student edition.
     """
@@ -273,6 +275,8 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     depends = exercises.get(exercise).depends
     if not depends:
         return _closest(run, got, own, atol, rtol, valid)
+    if not hasattr(CURRENT.student, "submission") or CURRENT.hybrids is None:   # no submission folder to re-run
+        return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
     verdict = _blame(run, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
         return _closest(run, verdict.output, own, atol, rtol, valid)
@@ -283,9 +287,6 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
 
 def _blame(run, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     """Whether the composite's own code is wrong on this input (see :mod:`autograder.hybrid`)."""
-    if CURRENT.student is None or CURRENT.hybrids is None or not hasattr(CURRENT.student, "submission"):
-        return hybrid.Verdict(hybrid.UNKNOWN)
-
     def same(output, expected):
         compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
 
