@@ -194,15 +194,20 @@ class Gradebook:
                 self.conn.execute("SELECT student_id, results_json FROM submissions ORDER BY student_id")}
 
     def grade_rows(self) -> tuple[list[str], list[list]]:
-        """The header and rows of grades.csv: student id, each exercise's score, total."""
+        """The header and rows of grades.csv: student id, each exercise's score, total, and
+        ``not_graded`` (the exercises the grader could not judge, space-separated). Score cells
+        stay numeric: an exercise not graded (or not selected) is an empty cell."""
+        from autograder import not_graded
+
         names = [n for n in exercises.NAMES]
-        header = ["student_id", *names, "total"]
+        header = ["student_id", *names, "total", "not_graded"]
         rows = []
         for sid, text in self.conn.execute("SELECT student_id, results_json FROM submissions ORDER BY student_id"):
             results = json.loads(text)
             per = (results.get("extra_data") or {}).get("exercises") or {}
-            rows.append([sid, *[_fmt(per[n]["score"]) if n in per else "" for n in names],
-                         _fmt(results.get("score", 0.0))])
+            ungraded = not_graded.of_results(results)
+            rows.append([sid, *[_fmt(per[n]["score"]) if n in per and n not in ungraded else "" for n in names],
+                         _fmt(results.get("score", 0.0)), " ".join(ungraded)])
         return header, rows
 
     def export_csv(self, out: Path) -> Path:

@@ -28,9 +28,6 @@ The results follow Gradescope's results.json schema (``score``, ``execution_time
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import re
 import secrets
 import time
 import traceback
@@ -38,10 +35,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, exercises, testing
+from autograder import __version__, exercises, not_graded, testing
 from autograder.i18n import _, set_language
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
+from autograder.textfiles import clean_text, write_json_atomic, write_text_atomic  # noqa: F401 (re-exported)
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
@@ -255,6 +253,7 @@ class GradingSession:
         testing.CURRENT.nodeid = item.nodeid
         testing.CURRENT.seed = self.test_seed(item.nodeid)
         testing.CURRENT.graded.add(meta.get("exercise"))
+        testing.CURRENT.student = self.remote
         self.remote.reset(seed=testing.CURRENT.seed)  # the previous test's handles go too
 
     @pytest.hookimpl(hookwrapper=True)
@@ -271,6 +270,7 @@ class GradingSession:
         testing.CURRENT.exercise = None
 
     def pytest_sessionfinish(self, session, exitstatus):
+        testing.CURRENT.end_run()
         self.remote.close()
         self.results = self.build_results()
         if self.results_path:
@@ -321,12 +321,23 @@ class GradingSession:
                 extra["mistake"] = exc.mistake.id
                 testing.CURRENT.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
                 extra["convention"] = exc.mistake.convention
-            return self._with_printed(str(exc), self.remote.test_output)
+            text = str(exc)
+            blamed, culprits = testing.CURRENT.blamed.get(testing.CURRENT.nodeid, (None, ()))
+            if blamed:   # the composite's own code was right on the reference components
+                extra["components_at_fault"] = list(culprits) or True
+                text += "\n" + _("Your {file} gives the expected result with the reference's components: the "
+                                  "difference comes from {modules}.").format(
+                    file=f"{blamed}.py", modules=", ".join(f"{c}.py" for c in culprits) or _("the modules it imports"))
+            return self._with_printed(text, self.remote.test_output)
         if isinstance(exc, SubmissionError):
             extra["failure"] = exc.kind
             return self._with_printed(exc.message, exc.output or self.remote.test_output)
         if isinstance(exc, AssertionError):
             return self._with_printed(str(exc) or _("failed"), self.remote.test_output)
+        reason = not_graded.reason_for(exc)
+        if reason:   # a grader-side problem (missing data): not the student's failure
+            extra[not_graded.KEY] = reason
+            return not_graded.message()
         extra["internal_error"] = "".join(traceback.format_exception(exc))[-4000:]
         return _("the grader could not finish this test: {error}").format(error=f"{type(exc).__name__}: {exc}")
 
@@ -341,10 +352,10 @@ class GradingSession:
         tests = [self.records.get(nodeid) or self._not_run(nodeid) for nodeid in self.meta]
         failing = {}
         for t in tests:
-            if t["status"] == "failed":
+            if t["status"] == "failed" and not not_graded.reason(t):
                 failing[t["tags"][0]] = failing.get(t["tags"][0], 0) + 1
         for t in tests:
-            if t["status"] != "failed":
+            if t["status"] != "failed" or not_graded.reason(t):
                 continue
             deps = [d for d in exercises.get(t["tags"][0]).depends if failing.get(d)]
             if deps:
@@ -358,7 +369,7 @@ class GradingSession:
             entry["max_score"] = round(entry["max_score"] + t["max_score"], 4)
         score = round(sum(t["score"] for t in tests), 4)
         max_score = round(sum(t["max_score"] for t in tests), 4)
-        return {
+        results = {
             "score": score,
             "execution_time": round(time.monotonic() - self._t0, 3),
             "output": _("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
@@ -374,6 +385,8 @@ class GradingSession:
                 "child": self.remote.info,
             },
         }
+        not_graded.summarize(results)
+        return results
 
     def _not_run(self, nodeid: str) -> dict:
         meta = self.meta[nodeid]
@@ -381,28 +394,3 @@ class GradingSession:
                 "max_score": meta["points"], "status": "failed", "output": _("not run"),
                 "visibility": VISIBILITY[meta["visibility"]], "tags": [meta["exercise"], meta["visibility"]],
                 "extra_data": {"nodeid": nodeid}}
-
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def clean_text(text: str) -> str:
-    """``text`` without control characters but newline and tab: what a submission printed or
-    raised reaches terminals, Markdown and LMS comments, where escape sequences (ANSI colours,
-    window titles, clear-screen) must not act."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text)
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write ``data`` as JSON through a temporary file and a rename."""
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False))
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename, so a reader
-    never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import __version__, exercises, paths
+from autograder import __version__, exercises, not_graded, paths
 from autograder.i18n import _, language, ngettext, set_language
 
 HIDDEN = "after_published"
@@ -151,6 +151,10 @@ def test_view(test: dict) -> dict:
     if name.startswith(f"{exercise}: "):
         name = name[len(exercise) + 2:]
     hidden = test.get("visibility") == HIDDEN
+    if not_graded.reason(test):   # the grader could not judge it: neither passed nor failed
+        return {"name": name, "exercise": exercise, "status": "not graded", "passed": False, "not_graded": True,
+                "score": 0.0, "max_score": float(test.get("max_score", 0.0)), "hidden": hidden, "mistake": None,
+                "components": [], "output": "", "hint": not_graded.message()}
     mistake = _mistake(extra.get("mistake"), "" if hidden else test.get("output") or "") \
         if test.get("status") != "passed" else None
     view = {
@@ -158,6 +162,7 @@ def test_view(test: dict) -> dict:
         "passed": test.get("status") == "passed", "score": float(test.get("score", 0.0)),
         "max_score": float(test.get("max_score", 0.0)), "hidden": hidden, "mistake": mistake,
         "components": list(extra.get("failing_components") or []), "output": "", "hint": "",
+        "not_graded": False,
     }
     if view["passed"]:
         view["output"] = "" if hidden else (test.get("output") or "")
@@ -186,11 +191,13 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True)
         if not tests:
             continue
         passed = sum(v["passed"] for v in tests)
+        ungraded = sum(v["not_graded"] for v in tests)
         groups.append({
             "name": ex.name, "title": ex.title_ko if ko else ex.title_en, "tests": tests,
             "score": round(sum(v["score"] for v in tests), 4), "max_score": round(sum(v["max_score"] for v in tests), 4),
-            "passed": passed, "total": len(tests),
-            "state": "ok" if passed == len(tests) else ("some" if passed else "none"),
+            "passed": passed, "total": len(tests), "not_graded": ungraded,
+            "state": "ok" if passed == len(tests) else ("ng" if passed + ungraded == len(tests) else
+                                                        ("some" if passed else "none")),
         })
     max_score = float(extra.get("max_score") or sum(g["max_score"] for g in groups) or 0.0)
     figures = dict(extra.get("figures") or {})
@@ -201,7 +208,8 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True)
         "student": student or Path(str(extra.get("submission", ""))).stem,
         "lang": language(), "score": float(results["score"]), "max_score": max_score,
         "percent": round(100 * float(results["score"]) / max_score) if max_score else 0,
-        "exercises": groups, "failing": [v for v in views if not v["passed"]],
+        "exercises": groups, "failing": [v for v in views if not v["passed"] and not v["not_graded"]],
+        "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
         "pictures": pics.render(figures, picture_labels()) if pictures else [],
         "picture_problems": extra.get("figure_problems") or {},
         "seed": extra.get("seed"), "kit_version": extra.get("kit_version", __version__),
@@ -259,13 +267,16 @@ def summary_context(class_results: dict[str, dict]) -> dict:
         for test in results["tests"]:
             extra = test.get("extra_data") or {}
             key = extra.get("nodeid") or test["name"]
-            row = tests.setdefault(key, {"view": test_view(test), "passed": 0, "total": 0})
+            row = tests.setdefault(key, {"view": test_view(test), "passed": 0, "total": 0, "not_graded": 0})
+            if not_graded.reason(test):   # not judged: counts neither way in the pass rate
+                row["not_graded"] += 1
+                continue
             row["total"] += 1
             row["passed"] += test.get("status") == "passed"
             if test.get("status") != "passed" and extra.get("mistake") and extra["mistake"] not in seen:
                 seen.add(extra["mistake"])
                 mistakes[extra["mistake"]] += 1
-    test_rows = [{**row["view"], "passed_n": row["passed"], "total_n": row["total"],
+    test_rows = [{**row["view"], "passed_n": row["passed"], "total_n": row["total"], "not_graded_n": row["not_graded"],
                   "rate": round(100 * row["passed"] / row["total"]) if row["total"] else 0}
                  for row in tests.values()]
     order = {name: i for i, name in enumerate(exercises.NAMES)}
@@ -282,6 +293,8 @@ def summary_context(class_results: dict[str, dict]) -> dict:
                      for mid, n in mistakes.most_common()],
         "slowest": [{"student": sid, "seconds": float(r.get("execution_time") or 0), "score": float(r["score"])}
                     for sid, r in slowest],
+        "not_graded": {sid: not_graded.of_results(r) for sid, r in sorted(graded.items())
+                       if not_graded.of_results(r)},
         "students": sorted(((sid, float(r["score"])) for sid, r in graded.items()), key=lambda x: x[0]),
     }
 
@@ -299,7 +312,7 @@ def _exercise_means(graded: dict[str, dict]) -> list[dict]:
     rows = []
     for ex in exercises.EXERCISES:
         got = [r["extra_data"].get("exercises", {}).get(ex.name) for r in graded.values()]
-        got = [g for g in got if g]
+        got = [g for g in got if g and not g.get(not_graded.KEY)]   # a mean of judged scores only
         if not got:
             continue
         mean = statistics.fmean(g["score"] for g in got)

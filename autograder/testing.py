@@ -17,22 +17,23 @@ own value there.
 from __future__ import annotations
 
 import math
-import time
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
-from autograder import exercises
+from autograder import exercises, hybrid
 from autograder.child import wire
 from autograder.i18n import _, language
+from autograder.messages import message_problem
 
 try:  # instructor-only: the student edition ships no mistake catalog
     from autograder import catalog
 except ImportError:
     catalog = None
 
-IDENTIFY_BUDGET_S = 10.0  # wall seconds one failing test may spend looking for the mistake
+MAX_CANDIDATES = 400  # mutants one failing test may try (a count, never a clock: see identify)
 PLAIN_TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
 
 
@@ -40,20 +41,38 @@ PLAIN_TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
 class TestContext:
     """What the running test is, and what the run has learnt so far: set by the plugin.
 
-    ``graded`` holds the exercises that have run tests in this run, ``named`` the catalog
-    mistakes already named per exercise; :func:`identify` uses both to keep its search short.
+    ``student`` is the submission (a RemoteImpl) whose composites :func:`identify` may re-run on
+    the reference components (``hybrids``); ``graded`` holds the exercises that have run tests in
+    this run and ``named`` the catalog mistakes named per exercise (read by reports and the
+    training tests, never by :func:`identify`, whose answer must not depend on what else the run
+    grades); ``blamed`` maps a failing composite test's id to ``(exercise, culprits)`` when the composite's
+    own code gave the expected result on the reference components (its components are to blame;
+    ``culprits`` those that alone change its output).
     """
 
     exercise: str | None = None
     nodeid: str = ""
     seed: int = 0
+    student: Any = None
     graded: set = field(default_factory=set)
     named: dict = field(default_factory=dict)
+    blamed: dict = field(default_factory=dict)
+    hybrids: Any = None
 
     def start_run(self) -> None:
         """Forget what an earlier run learnt (a new submission)."""
-        self.graded = set()
-        self.named = {}
+        from autograder.hybrid import Hybrids
+
+        self.end_run()
+        self.graded, self.named, self.blamed = set(), {}, {}
+        self.hybrids = Hybrids()
+
+    def end_run(self) -> None:
+        """Stop the run's hybrid children (see :mod:`autograder.hybrid`)."""
+        if self.hybrids is not None:
+            self.hybrids.close()
+        self.hybrids = None
+        self.student = None
 
 
 CURRENT = TestContext()
@@ -233,57 +252,62 @@ def distance(got: Any, expected: Any, valid=None) -> float:
 
 def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
              exercise: str | None = None) -> catalog.Mutant | None:
-    """The catalog mutant whose output on the same input matches ``got`` best.
+    """The catalog mutant whose output on the same input matches ``got`` best, or None.
 
-    Candidates are the mutants of ``exercise`` (default: the running test's) and of the
-    components it imports: for a component already graded in this run, only the mistakes
-    its own tests named (a composite failing because of a known component mistake is named
-    after it, without trying every mutant of every component); for a component not graded
-    in this run, all its mutants. When no single mutant matches and components have named
-    mistakes, those mistakes are applied together, alone and with each of the exercise's own
-    mutants (a student's bugs add up); the exercise's own mutant is named then, else the first
-    component mistake. A candidate matches when :func:`compare` would accept ``got`` against
-    its output; candidates that raise are skipped. The search stops after
-    ``IDENTIFY_BUDGET_S`` seconds. None when nothing matches or the catalog is not available
-    (student edition).
+    For an exercise without components, the candidates are its own mutants. For a composite,
+    the answer must neither name a mistake on a correct composite file nor depend on what else
+    the run grades: :func:`autograder.hybrid.blame` re-runs ``run`` with the student's composite
+    on the reference components. When that still differs from the reference, the composite's
+    own mutants are matched against that output (its own mistake, whatever its components do);
+    otherwise (or when the hybrid cannot run) only the components' mutants are candidates,
+    matched against ``got`` (the mistake is a component's): those of the components that alone
+    change the composite's output when the composite's own code was right (the test is then
+    recorded in ``CURRENT.blamed`` with them), else those of every component. Outside a grading
+    run (no submission folder in ``CURRENT.student``) all of them are candidates. At most
+    ``MAX_CANDIDATES`` candidates are tried, in catalog order (no clock: the same submission and seed name the same mistake on
+    an idle or a loaded machine). A candidate matches when :func:`compare` would accept the
+    output against its own; candidates that raise are skipped. None in the student edition.
     """
     exercise = exercise or CURRENT.exercise
     if exercise is None or catalog is None:
         return None
     own = catalog.for_exercises([exercise])
-    components, named = [], []
-    for name in exercises.get(exercise).depends:
-        mutants = catalog.for_exercises([name])
-        known = [m for m in mutants if m.id in CURRENT.named.get(name, ())]
-        components += known if name in CURRENT.graded else mutants
-        named += known
-    deadline = time.monotonic() + IDENTIFY_BUDGET_S
-    trials = [(m, (m,)) for m in own + components]
-    best = _closest(run, got, trials, atol, rtol, valid, deadline)
-    if best is None and named:
-        combos = [(named[0], tuple(named))] + [(m, (m, *named)) for m in own]
-        best = _closest(run, got, combos, atol, rtol, valid, deadline)
-    return best
+    depends = exercises.get(exercise).depends
+    if not depends:
+        return _closest(run, got, own, atol, rtol, valid)
+    if not hasattr(CURRENT.student, "submission") or CURRENT.hybrids is None:   # no submission folder to re-run
+        return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
+    verdict = _blame(run, exercise, atol, rtol, valid)
+    if verdict.who == hybrid.OWN:
+        return _closest(run, verdict.output, own, atol, rtol, valid)
+    if verdict.who == hybrid.COMPONENTS and CURRENT.nodeid:
+        CURRENT.blamed[CURRENT.nodeid] = (exercise, verdict.components)
+    return _closest(run, got, catalog.for_exercises(verdict.components or depends), atol, rtol, valid)
 
 
-def _closest(run, got, trials, atol, rtol, valid, deadline) -> catalog.Mutant | None:
-    """Of ``(name this mutant, apply these mutants)`` trials, the one whose output matches
+def _blame(run, exercise, atol, rtol, valid) -> "hybrid.Verdict":
+    """Whether the composite's own code is wrong on this input (see :mod:`autograder.hybrid`)."""
+    def same(output, expected):
+        compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
+
+    return hybrid.blame(CURRENT.hybrids, CURRENT.student, exercise, run, CURRENT.seed, same)
+
+
+def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
+    """Of the first ``MAX_CANDIDATES`` mutants of ``candidates``, the one whose output matches
     ``got`` most closely (the first on ties), or None."""
     best, best_dist = None, math.inf
-    for label, applied in trials:
-        if time.monotonic() > deadline:
-            break
+    for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            impl = applied[0].impl() if len(applied) == 1 else catalog.combined_impl(applied)
             with torch.random.fork_rng():
                 torch.manual_seed(CURRENT.seed)
-                out = run(impl)
+                out = run(mutant.impl())
             compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
         except Exception:
             continue
         dist = distance(got, out, valid)
         if dist < best_dist or best is None:
-            best, best_dist = label, dist
+            best, best_dist = mutant, dist
     return best
 
 
@@ -312,36 +336,47 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
 
 
 def expect_raises(call: Callable[[], Any], error: str | tuple[str, ...] = "ValueError", *, what: str,
-                  match: str | None = None) -> str:
+                  names: tuple[str, ...] = (), values: tuple = (), match: str | None = None) -> str:
     """Assert that ``call()`` (usually a student call) raises ``error`` (an exception class
     name, or a tuple of names any of which will do); returns its message.
+
+    The contract asks only that a bad argument's message name the argument and the values:
+    with ``names`` (the argument's names and its dimension's names, e.g. ``("d_k", "query",
+    "key")``) and ``values`` (the offending values, e.g. ``(4, 6)``), any message that
+    contains one of ``names`` and every one of ``values`` passes (see :func:`message_problem`),
+    whatever its wording. ``match`` (a regular expression) is for a message the contract
+    words itself; contract errors use ``names``/``values``.
 
     From the child the exception arrives as a SubmissionError of kind ``exception``
     (with ``error_type`` and ``error_message``); locally it is the exception itself.
     """
     from autograder.remote import SubmissionError
 
-    names = (error,) if isinstance(error, str) else tuple(error)
-    error = " or ".join(names)
+    errors = (error,) if isinstance(error, str) else tuple(error)
+    error = " or ".join(errors)
     try:
         call()
     except SubmissionError as exc:
         if exc.kind != "exception":
             raise
-        if exc.error_type not in names:
+        if exc.error_type not in errors:
             raise Mismatch(_("{what} should raise {error}; instead: {message}").format(
                 what=what, error=error, message=exc.message.split("\n")[0])) from None
         message = exc.error_message
     except Exception as exc:  # a local (trusted) implementation
-        if type(exc).__name__ not in names:
+        if type(exc).__name__ not in errors:
             raise
         message = str(exc)
     else:
         raise Mismatch(_("{what} should raise {error}, but it returned normally").format(what=what, error=error))
+    if names or values:
+        problem = message_problem(message, names, values)
+        if problem:
+            raise Mismatch(_("{what} raised {error}, but its message should name {problem}; got: {message}")
+                           .format(what=what, error=error, problem=problem, message=message))
     if match is not None:
-        import re
-
         if not re.search(match, message):
             raise Mismatch(_("{what} raised {error}, but its message should mention {match!r}; got: {message}")
                            .format(what=what, error=error, match=match, message=message))
     return message
+

@@ -102,7 +102,7 @@ def test_export_csv_and_merge_through_the_cli(tmp_path):
     assert exported.exit_code == 0, exported.output
     lines = (tmp_path / "grades.csv").read_text().splitlines()
     header = lines[0].split(",")
-    assert header[0] == "student_id" and header[-1] == "total" and len(header) == 13
+    assert header[0] == "student_id" and header[-2:] == ["total", "not_graded"] and len(header) == 14
     rows = {line.split(",")[0]: dict(zip(header, line.split(","))) for line in lines[1:]}
     assert {sid: (r["positional_encoding"], r["masks"], r["embedding"], r["total"]) for sid, r in rows.items()} == {
         "alice": ("8", "4", "", "12"), "bob": ("8", "8", "", "16"), "carol": ("8", "0", "", "8")}

@@ -105,4 +105,17 @@ MUTANTS = [
         hint_ko="두 마스크를 AND 로 합쳤습니다. 둘 중 하나라도 가리면 가려져야 합니다 (OR)",
         replace=(("return a | k", "return a & k"),),
     ),
+    # Source: issue 14 (a real submission); Tensor.masked_fill is out of place and returns a new
+    # tensor (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_fill.html), the
+    # in-place one is masked_fill_. Calling it without using the result leaves the mask unapplied.
+    Mutant(
+        id="mask_fill_result_discarded",
+        exercise="masks",
+        hint_en="the result of masked_fill is thrown away: Tensor.masked_fill returns a new tensor (masked_fill_ "
+                "works in place), so the mask is never applied and blocked keys still get weight",
+        hint_ko="masked_fill 의 결과를 버렸습니다. Tensor.masked_fill 은 새 텐서를 돌려주므로 (제자리 연산은 "
+                "masked_fill_) 마스크가 적용되지 않고 가려진 key 도 가중치를 받습니다",
+        replace=((_FILL, "scores.masked_fill(blocked, torch.finfo(scores.dtype).min)\n    filled = scores"),
+                 (_SOFTMAX, "return torch.softmax(filled, dim=dim)")),
+    ),
 ]

@@ -23,6 +23,23 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
     return entries
 
 
+def require_training_data(names) -> None:
+    """Refuse to grade (click.ClickException) when the AutoEncoder is graded (``names`` empty or
+    naming it) and no MNIST is found: its training tests would be the grader's failure, not the
+    students'. The message names the folders searched and the commands that fix it."""
+    if names and "autoencoder" not in names:
+        return
+    from autograder import mnist
+
+    if "test" in mnist.available_splits():
+        return
+    searched = ", ".join(str(d) for d in mnist.search_dirs())
+    raise click.ClickException(
+        f"MNIST is missing (searched: {searched}), so the AutoEncoder's training tests cannot be graded. "
+        f"Run `{mnist.DOWNLOAD_HINT}` (or `tkit data mnist --data-dir DIR` to check a copy), then grade "
+        f"with --data-dir DIR or TKIT_DATA_DIR=DIR; or leave the AutoEncoder out with --exercise.")
+
+
 @click.command(name="grade")
 @click.argument("submissions", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--class-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
@@ -66,6 +83,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     from autograder.commands import prepare_run
 
     prepare_run(lang, data_dir, names, "--exercise")
+    require_training_data(names)
     todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
     if class_dir is not None:
         todo += class_entries(class_dir)

@@ -149,4 +149,4 @@ def test_bad_attn_mask_raises_value_error(student, rng):
     bad = torch.zeros(length + 1, length, dtype=torch.bool)
     expect_raises(lambda: m(x, x, x, attn_mask=bad), what=f"MultiHeadAttention(...)(x[{batch}, {length}, "
                                                           f"{d_model}], attn_mask[{length + 1}, {length}])",
-                  match="attn_mask")
+                  names=("attn_mask", "mask", "S_q", "S_k"), values=(length + 1, length))

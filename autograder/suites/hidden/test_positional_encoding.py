@@ -73,6 +73,7 @@ def test_length_limit_and_odd_width(student, rng):
     pe = student.positional_encoding
     m = pe.PositionalEncoding(d_model, max_len=max_len)
     expect_raises(lambda: m(torch.zeros(1, max_len + 1, d_model)),
-                  what=f"PositionalEncoding({d_model}, max_len={max_len})(x with S={max_len + 1})", match="max_len")
+                  what=f"PositionalEncoding({d_model}, max_len={max_len})(x with S={max_len + 1})",
+                  names=("max_len", "S", "seq_len", "sequence length", "length"), values=(max_len + 1, max_len))
     expect_raises(lambda: pe.sinusoidal_table(max_len, d_model + 1), what=f"sinusoidal_table({max_len}, {d_model + 1})",
-                  match="d_model")
+                  names=("d_model",), values=(d_model + 1,))

@@ -105,6 +105,8 @@ def test_mismatched_shapes_raise_value_error(student):
     """
     sdpa = student.attention.scaled_dot_product_attention
     expect_raises(lambda: sdpa(torch.zeros(1, 3, 4), torch.zeros(1, 5, 6), torch.zeros(1, 5, 2)),
-                  what="scaled_dot_product_attention(q[1, 3, 4], k[1, 5, 6], v[1, 5, 2])", match="d_k")
+                  what="scaled_dot_product_attention(q[1, 3, 4], k[1, 5, 6], v[1, 5, 2])",
+                  names=("d_k", "query", "key", "q", "k"), values=(4, 6))
     expect_raises(lambda: sdpa(torch.zeros(1, 3, 4), torch.zeros(1, 5, 4), torch.zeros(1, 6, 2)),
-                  what="scaled_dot_product_attention(q[1, 3, 4], k[1, 5, 4], v[1, 6, 2])", match="S_k")
+                  what="scaled_dot_product_attention(q[1, 3, 4], k[1, 5, 4], v[1, 6, 2])",
+                  names=("S_k", "key", "value", "k", "v"), values=(5, 6))

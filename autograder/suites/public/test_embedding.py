@@ -49,5 +49,5 @@ def test_bad_sizes_raise_value_error(student):
     ko: vocab_size < 1 또는 d_model < 1 이면 인자 이름을 밝힌 ValueError 가 납니다
     """
     emb = student.embedding
-    expect_raises(lambda: emb.TokenEmbedding(0, 4), what="TokenEmbedding(0, 4)", match="vocab_size")
-    expect_raises(lambda: emb.TokenEmbedding(5, 0), what="TokenEmbedding(5, 0)", match="d_model")
+    expect_raises(lambda: emb.TokenEmbedding(0, 4), what="TokenEmbedding(0, 4)", names=("vocab_size", "vocab"), values=(0,))
+    expect_raises(lambda: emb.TokenEmbedding(5, 0), what="TokenEmbedding(5, 0)", names=("d_model",), values=(0,))

@@ -79,4 +79,5 @@ def test_bad_dropout_raises_value_error(student):
     ko: [0, 1] 밖의 드롭아웃 확률은 dropout 을 밝힌 ValueError 를 냅니다
     """
     expect_raises(lambda: student.feed_forward.PositionwiseFeedForward(4, 8, dropout=1.5),
-                  what="PositionwiseFeedForward(4, 8, dropout=1.5)", match="dropout")
+                  what="PositionwiseFeedForward(4, 8, dropout=1.5)",
+                  names=("dropout",), values=(1.5,))

@@ -116,7 +116,9 @@ def test_bad_masks_raise_value_error(student):
     """
     masks = student.masks
     expect_raises(lambda: masks.masked_softmax(torch.zeros(2, 4), torch.zeros(3, dtype=torch.bool)),
-                  what="masked_softmax(scores[2, 4], mask[3])", match="mask")
+                  what="masked_softmax(scores[2, 4], mask[3])",
+                  names=("mask", "scores"), values=(3, 4))
     expect_raises(lambda: masks.combine_masks(torch.zeros(3, 4, dtype=torch.bool), torch.zeros(2, 5, dtype=torch.bool)),
-                  what="combine_masks(attn_mask[3, 4], key_padding_mask[2, 5])", match="S_k")
-    expect_raises(lambda: masks.make_causal_mask(-1), what="make_causal_mask(-1)", match="size")
+                  what="combine_masks(attn_mask[3, 4], key_padding_mask[2, 5])",
+                  names=("S_k", "attn_mask", "key_padding_mask", "mask"), values=(4, 5))
+    expect_raises(lambda: masks.make_causal_mask(-1), what="make_causal_mask(-1)", names=("size",), values=(-1,))

@@ -139,7 +139,9 @@ def test_bad_arguments_raise_value_error(student):
     ko: d_model 이 num_heads 로 나누어지지 않거나 key_padding_mask 모양이 틀리면 ValueError 가 납니다
     """
     mha = student.multi_head_attention
-    expect_raises(lambda: mha.MultiHeadAttention(10, 4), what="MultiHeadAttention(10, 4)", match="num_heads")
+    expect_raises(lambda: mha.MultiHeadAttention(10, 4), what="MultiHeadAttention(10, 4)",
+                  names=("num_heads", "d_model", "heads"), values=(10, 4))
     m = mha.MultiHeadAttention(D_MODEL, HEADS)
     expect_raises(lambda: m(X, X, X, key_padding_mask=KPM[:, :4]),
-                  what="MultiHeadAttention(12, 3)(x[2, 5, 12], ..., key_padding_mask[2, 4])", match="key_padding_mask")
+                  what="MultiHeadAttention(12, 3)(x[2, 5, 12], ..., key_padding_mask[2, 4])",
+                  names=("key_padding_mask", "padding mask", "mask", "S_k"), values=(4, 5))

@@ -61,5 +61,6 @@ def test_odd_head_dim_raises_value_error(student):
     ko: 홀수 head_dim 은 head_dim 을 밝힌 ValueError 를 냅니다
     """
     rope = student.rope
-    expect_raises(lambda: rope.apply_rope(torch.zeros(1, 1, 3, 5)), what="apply_rope(x[1, 1, 3, 5])", match="head_dim")
-    expect_raises(lambda: rope.rope_angles(5, 4), what="rope_angles(5, 4)", match="head_dim")
+    expect_raises(lambda: rope.apply_rope(torch.zeros(1, 1, 3, 5)), what="apply_rope(x[1, 1, 3, 5])",
+                  names=("head_dim", "x"), values=(5,))
+    expect_raises(lambda: rope.rope_angles(5, 4), what="rope_angles(5, 4)", names=("head_dim",), values=(5,))

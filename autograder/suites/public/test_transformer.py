@@ -178,7 +178,7 @@ def test_greedy_max_len_edges(student, seed):
     check(run, student, torch.full((B, 1), BOS), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=1)")
     model = _model(student)
     expect_raises(lambda: model.greedy_decode(src, BOS, EOS, 0), "ValueError",
-                  what="greedy_decode(..., max_len=0)", match="max_len")
+                  what="greedy_decode(..., max_len=0)", names=("max_len",), values=(0,))
 
 
 @pytest.mark.points(0.5)

@@ -1,0 +1,96 @@
+"""Mistakes are named on the file that holds them, the same way however the run is made (issue 14).
+
+A composite's own mistake is named only when its own code, run on the reference components,
+still differs from the reference (:mod:`autograder.hybrid`); otherwise the failing component is
+named. The answer depends neither on which exercises the run grades nor on the clock.
+"""
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import catalog, grading, paths, testing
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = 5
+
+
+def named(results: dict, exercise: str) -> dict[str, tuple]:
+    """``{test id: (mistake, components_at_fault)}`` of the failing tests of ``exercise``."""
+    return {t["extra_data"]["nodeid"]: (t["extra_data"].get("mistake"), t["extra_data"].get("components_at_fault"))
+            for t in results["tests"] if t["tags"][0] == exercise and t["status"] == "failed"}
+
+
+@pytest.fixture(scope="module")
+def discarded_fill(tmp_path_factory) -> Path:
+    """The reference with ``masks.py``'s masked fill thrown away (a correct encoder.py)."""
+    folder = tmp_path_factory.mktemp("discarded") / "sub"
+    shutil.copytree(paths.solutions_dir(), folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "masks.py").write_text(catalog.by_id("mask_fill_result_discarded").source(), encoding="utf-8")
+    return folder
+
+
+def test_component_bug_is_named_on_the_component_alone_or_with_it(discarded_fill):
+    alone = grading.run_suites(discarded_fill, names=["encoder"], visibility=("public",), seed=SEED, training=False)
+    both = grading.run_suites(discarded_fill, names=["masks", "encoder"], visibility=("public",), seed=SEED,
+                              training=False)
+    encoder = named(alone, "encoder")
+    assert len(encoder) >= 3
+    assert named(both, "encoder") == encoder          # the same names whatever else the run grades
+    for mistake, culprits in encoder.values():
+        assert mistake is None or catalog.by_id(mistake).exercise == "masks"
+        assert culprits == ["masks"]
+    assert "mask_fill_result_discarded" in {m for m, _ in encoder.values()}
+    masks = named(both, "masks")
+    assert masks and {m for m, _ in masks.values()} == {"mask_fill_result_discarded"}
+    note = next(t["output"] for t in alone["tests"] if t["status"] == "failed")
+    assert "Your encoder.py gives the expected result with the reference's components" in note
+    assert "masks.py" in note
+
+
+def test_the_composites_own_mistake_is_still_named(tmp_path):
+    folder = tmp_path / "sub"
+    shutil.copytree(paths.solutions_dir(), folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "masks.py").write_text(catalog.by_id("mask_fill_result_discarded").source(), encoding="utf-8")
+    (folder / "attention.py").write_text(catalog.by_id("attention_no_scaling").source(), encoding="utf-8")
+    results = grading.run_suites(folder, names=["attention"], visibility=("public",), seed=SEED, training=False)
+    mistakes = {m for m, _ in named(results, "attention").values()}
+    assert "attention_no_scaling" in mistakes   # found on attention.py run with the reference masks.py
+
+
+def test_sample_class_transformer_identical_to_alices_gets_no_transformer_mistake():
+    """dana's transformer.py is alice's byte for byte; her attention and multi-head attention are wrong."""
+    dana = REPO / "examples" / "sample_class" / "dana"
+    assert (dana / "transformer.py").read_bytes() == (REPO / "examples" / "sample_class" / "alice" /
+                                                      "transformer.py").read_bytes()
+    results = grading.run_suites(dana, names=["transformer"], visibility=("public",), seed=SEED, training=False)
+    failing = named(results, "transformer")
+    assert failing
+    for mistake, culprits in failing.values():
+        assert mistake is None or catalog.by_id(mistake).exercise != "transformer"
+        assert set(culprits) == {"attention", "multi_head_attention"}
+
+
+def test_naming_reads_no_clock(monkeypatch):
+    """What is tried is bounded by a count of candidates, not by time: a machine so loaded that
+    every clock reading jumps an hour names the same mistake."""
+    mutant = catalog.by_id("pe_sin_cos_swapped")
+
+    def run(impl):
+        return impl.positional_encoding.sinusoidal_table(12, 8)
+
+    got = run(mutant.impl())
+    testing.CURRENT.exercise, testing.CURRENT.seed = "positional_encoding", 1
+    try:
+        idle = testing.identify(run, got, atol=1e-5, rtol=1e-4)
+        start = time.monotonic()
+        ticks = iter(range(10**6))
+        monkeypatch.setattr(time, "monotonic", lambda: start + 3600.0 * next(ticks))
+        monkeypatch.setattr(time, "perf_counter", lambda: start + 3600.0 * next(ticks))
+        loaded = testing.identify(run, got, atol=1e-5, rtol=1e-4)
+    finally:
+        testing.CURRENT.exercise = None
+    assert idle is mutant and loaded is mutant
+    assert testing.MAX_CANDIDATES >= len(catalog.all_mutants())
