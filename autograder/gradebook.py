@@ -206,14 +206,17 @@ class Gradebook:
         return header, rows
 
     def export_csv(self, out: Path) -> Path:
-        """Write grades.csv (UTF-8, header row; an exercise not graded is an empty cell)."""
+        """Write grades.csv (UTF-8, header row; an exercise not graded is an empty cell). A text
+        cell a spreadsheet would run as a formula (a student id such as ``=HYPERLINK(...)``) is
+        prefixed with ``'`` (:func:`autograder.untrusted.csv_cell`); score cells stay numbers."""
         from autograder.plugin import write_text_atomic
+        from autograder.untrusted import csv_cell
 
         header, rows = self.grade_rows()
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerow([csv_cell(c) for c in header])
+        writer.writerows([csv_cell(c) for c in row] for row in rows)
         write_text_atomic(Path(out), buf.getvalue())
         return Path(out)
 
