@@ -48,18 +48,55 @@ class Conversion:
     warnings: list[str] = field(default_factory=list)
 
 
-def _inside_open_statement(prefix: list[str]) -> bool:
-    """True when the Python lines ``prefix`` end inside a string, brackets or a continuation,
-    so the next line is not a statement of its own (and cannot be an IPython magic)."""
-    text = "\n".join(prefix) + "\n"
-    try:
-        for _tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            pass
-    except tokenize.TokenError:
-        return True
-    except (IndentationError, SyntaxError):
-        return False
-    return bool(prefix) and prefix[-1].rstrip().endswith("\\")
+class _StatementTracker:
+    """Whether the lines fed so far end inside an open statement (a string, brackets or a
+    backslash continuation), found by one pass of :mod:`tokenize` over the whole cell.
+
+    The tokenizer pulls lines through :meth:`readline`, which asks ``decide(line, open)`` what
+    to feed it: the cell is tokenized once, line by line, so cleaning is linear in its size
+    (re-tokenizing the kept prefix for every magic line was quadratic). The last line fed
+    closed its statement when the tokenizer ended it (NEWLINE, or NL outside brackets). A line
+    the tokenizer rejects starts a fresh tokenizer at the next line, at statement level.
+    """
+
+    def __init__(self, lines: list[str], decide):
+        self.lines = iter(lines)
+        self.decide = decide
+        self.kept: list[str] = []
+        self._restart()
+
+    def _restart(self) -> None:
+        self.depth = 0          # open brackets
+        self.rows = 0           # lines fed to the current tokenizer
+        self.ended = 0          # the last of them whose line ended a statement (or was blank)
+
+    def readline(self) -> str:
+        line = next(self.lines, None)
+        if line is None:
+            return ""
+        inside = self.rows > 0 and (self.depth > 0 or self.ended != self.rows)
+        line = self.decide(line, inside)
+        self.kept.append(line)
+        self.rows += 1
+        return line + "\n"
+
+    def run(self) -> list[str]:
+        """Feed every line; returns the lines as ``decide`` kept or replaced them."""
+        while True:
+            fed = len(self.kept)
+            try:
+                for tok in tokenize.generate_tokens(self.readline):
+                    if tok.type == tokenize.OP and tok.string in "([{":
+                        self.depth += 1
+                    elif tok.type == tokenize.OP and tok.string in ")]}":
+                        self.depth = max(0, self.depth - 1)
+                    elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+                        self.ended = tok.start[0]
+                return self.kept
+            except (tokenize.TokenError, SyntaxError):   # IndentationError is a SyntaxError
+                self._restart()
+                if len(self.kept) == fed:   # nothing more was read: the lines are all fed
+                    return self.kept
 
 
 def _describe(name: str, cell_no: int, line_no: int | None, text: str) -> tuple[str, str]:
@@ -83,17 +120,20 @@ def _clean_cell(source: str, name: str, cell_no: int, notes: list[str]) -> str |
             notes.append(f"{where}: left out the whole cell, whose cell magic {text!r} is not Python "
                          f"(파이썬이 아닌 셀 매직이 있는 셀 전체를 제외했습니다)")
             return None
-    kept: list[str] = []
-    for i, line in enumerate(lines):
-        if (_MAGIC_LINE.match(line) or _HELP_LINE.match(line)) and not _inside_open_statement(kept):
-            indent = line[: len(line) - len(line.lstrip())]
-            where, text = _describe(name, cell_no, i + 1, line)
-            notes.append(f"{where}: removed the IPython magic or shell command {text!r} "
-                         f"(IPython 매직 또는 셸 명령을 제거했습니다)")
-            kept.append(f"{indent}pass  # removed: IPython magic or shell command")
-        else:
-            kept.append(line)
-    return "\n".join(kept)
+    line_no = iter(range(1, len(lines) + 1))
+
+    def decide(line: str, inside_statement: bool) -> str:
+        i = next(line_no)
+        if inside_statement or not (_MAGIC_LINE.match(line) or _HELP_LINE.match(line)):
+            return line
+        indent = line[: len(line) - len(line.lstrip())]
+        where, text = _describe(name, cell_no, i, line)
+        notes.append(f"{where}: removed the IPython magic or shell command {text!r} "
+                     f"(IPython 매직 또는 셸 명령을 제거했습니다)")
+        return f"{indent}pass  # removed: IPython magic or shell command"
+
+    kept = _StatementTracker(lines, decide).run()
+    return "\n".join(kept + lines[len(kept):])
 
 
 def _is_grader_cell(cell) -> bool:
