@@ -13,8 +13,8 @@ module source, which is then graded exactly like a ``.py`` file holding the same
 * nbgrader's autograder test cells (metadata ``nbgrader.grade`` true and
   ``nbgrader.solution`` false) are left out: they are the grader's code, not the student's.
 
-:func:`grade_notebook_exercise` is what the test cells of an nbgrader course call
-(see :mod:`autograder.export_nbgrader`).
+Notebooks are graded outside the student's kernel: an nbgrader course's submissions go through
+``tkit nbgrader grade`` (:mod:`autograder.nbgrader_grading`), which uses this conversion.
 """
 
 from __future__ import annotations
@@ -192,37 +192,3 @@ def notebook_to_source(path) -> str:
     for note in result.warnings:
         warnings.warn(note, NotebookWarning, stacklevel=2)
     return result.source
-
-
-def grade_notebook_exercise(exercise: str, folder=".", *, lang: str | None = None) -> float:
-    """Grade ``exercise`` from the notebooks (or modules) in ``folder``; returns its points.
-
-    This is the body of an nbgrader autograder test cell: it runs the kit's suites (public,
-    plus hidden where this installation has them) on the student's ``<exercise>.ipynb``, its
-    sibling notebooks supplying the components, and returns the score scaled to the
-    exercise's points in ``autograder/exercises.py`` (nbgrader takes a numeric cell result as
-    partial credit). It prints the failing tests on stdout (never stderr, which nbgrader
-    counts as a failure).
-
-    Raises:
-        ValueError: for an unknown exercise name.
-    """
-    import contextlib
-    import sys
-
-    from autograder import exercises, grading
-
-    points = exercises.get(exercise).points
-    visibility = ("public", "hidden") if grading.suite_files(("hidden",), [exercise]) else ("public",)
-    with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
-        warnings.simplefilter("ignore")
-        results = grading.grade_submission(Path(folder), visibility=visibility, names=[exercise], lang=lang)
-    max_score = results["extra_data"]["max_score"]
-    for note in results["extra_data"].get("warnings", []):
-        print(f"warning: {note}")
-    for test in results["tests"]:
-        mark = "PASS" if test["status"] == "passed" else "FAIL"
-        print(f"[{mark}] {test['name']} ({test['score']:g}/{test['max_score']:g})")
-        if test["status"] != "passed" and test["visibility"] == "visible" and test.get("output"):
-            print("       " + test["output"].replace("\n", "\n       "))
-    return round(points * results["score"] / max_score, 4) if max_score else 0.0
