@@ -116,8 +116,22 @@ def _init_worker(tmp_root: str) -> None:
     from autograder import zygote
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    _exit_with_parent(os.getppid())
     tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
     zygote.prestart()  # its import of torch overlaps this worker's own
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """Exit this worker soon after the batch's process dies (``kill -9``, an OOM kill), instead of
+    grading on for no one; its zygote sees the pipe close and takes the sandboxed children down."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tkit-parent-watch", daemon=True).start()
 
 
 def _work(job: tuple[str, Path, Path, dict]) -> tuple[str, Path, object, float]:
