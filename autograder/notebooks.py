@@ -19,7 +19,6 @@ Notebooks are graded outside the student's kernel: an nbgrader course's submissi
 
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 import warnings

@@ -167,7 +167,8 @@ def test_there_are_at_least_twenty_attacks():
 
 
 def test_the_batch_grades_every_submission(runs):
-    assert set(runs["attacked"]) == set(runs["honest"]) | set(runs["attacks"]) | set(runs["generated"]) | set(runs["odd"])
+    expected = set(runs["honest"]) | set(runs["attacks"]) | set(runs["generated"]) | set(runs["odd"])
+    assert set(runs["attacked"]) == expected
     errors = {sid: str(r) for sid, r in runs["attacked"].items() if isinstance(r, Exception)}
     assert set(errors) == {"attack_sparse_32gib", "attack_zip_bomb"}, errors   # refused at intake
     for sid in set(runs["attacked"]) - set(errors):

@@ -2,7 +2,6 @@
 kit's grading outside the students' kernels (``tkit nbgrader grade``) writing nbgrader's gradebook."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
