@@ -8,7 +8,8 @@ Markdown/HTML markup or a terminal escape sequence.
   (percent-encoding of each UTF-8 byte outside that set, upper-case letters included), so the
   mapping is reversible (:func:`real_id`), collision-free, the same on case-insensitive file
   systems (no two results differ only in case) and on Windows (no reserved device names, no
-  trailing dot). :func:`submission_dir` is ``OUT/submissions/<safe id>/``.
+  trailing dot). :func:`submission_dir` is ``OUT/submissions/<safe id>/``; :func:`report_href`
+  links to a report there from ``OUT/summary.html``.
 * :func:`csv_cell` neutralises a CSV cell a spreadsheet would run as a formula (OWASP's
   CSV-injection rule: first character ``=``, ``+``, ``-``, ``@``, tab or carriage return), keeping
   numbers numbers.
@@ -23,7 +24,7 @@ import hashlib
 import re
 import unicodedata
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 SUBMISSIONS_FOLDER = "submissions"
 SAFE_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -76,6 +77,12 @@ def real_id(name: str) -> str:
 def submission_dir(out_dir: Path, student_id: str) -> Path:
     """``out_dir/submissions/<safe id>``: where a submission's results.json and feedback go."""
     return Path(out_dir) / SUBMISSIONS_FOLDER / safe_id(student_id)
+
+
+def report_href(student_id: str, report: str = "feedback.html") -> str:
+    """The relative link from ``OUT/summary.html`` to a submission's report: the folder name
+    percent-encoded once more, as a URL needs (a browser would decode ``%41lice`` to ``Alice``)."""
+    return f"{SUBMISSIONS_FOLDER}/{quote(safe_id(student_id), safe='')}/{report}"
 
 
 def csv_cell(value) -> str:

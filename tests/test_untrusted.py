@@ -30,6 +30,15 @@ def test_safe_ids_are_plain_reversible_and_collision_free_even_ignoring_case():
         untrusted.safe_id("")
 
 
+def test_report_links_lead_to_the_folder_of_the_id(tmp_path):
+    from urllib.parse import unquote
+
+    for sid in ("Alice", "김민준", "a b#c?d", "grades.csv"):
+        href = untrusted.report_href(sid)
+        assert all(c not in href for c in " #?") and href.endswith("/feedback.html")
+        assert tmp_path / unquote(href) == untrusted.submission_dir(tmp_path, sid) / "feedback.html"
+
+
 def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised_and_numbers_stay_numbers():
     assert [untrusted.csv_cell(v) for v in ("=1+2", "+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx")] == \
         ["'=1+2", "'+cmd", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx"]
