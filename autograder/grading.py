@@ -26,7 +26,7 @@ from autograder.plugin import SESSION_KEY, write_json_atomic
 from autograder.sandbox import submission_files
 from autograder.untrusted import shown
 
-MAX_ZIP_FILES = 2000
+MAX_ZIP_FILES = 2000  # entries of a zip, and modules of a submission
 MAX_ZIP_RATIO = 200   # unpacked / packed size of a member over 1 MiB; source text packs 3-10 times
 MAX_ZIP_NAME = 1024
 
@@ -181,8 +181,12 @@ def prepared(path: Path, notes: list[str] | None = None):
 def _check_code(folder: Path) -> None:
     """Refuse a submission whose graded code (the folder's top-level ``.py`` files, sizes from
     the file system) is over :data:`limits.SUBMISSION_CODE_MAX_BYTES`."""
+    files = submission_files(folder)
+    if len(files) > MAX_ZIP_FILES:
+        raise SubmissionFormatError(f"{len(files)} modules; the grader takes at most {MAX_ZIP_FILES} "
+                                    f"(모듈 파일이 너무 많습니다)")
     try:
-        limits.check_code_size({shown(p.name): p.stat().st_size for p in submission_files(folder)})
+        limits.check_code_size({shown(p.name): p.stat().st_size for p in files})
     except limits.SubmissionTooLarge as exc:
         raise SubmissionFormatError(str(exc)) from None
 

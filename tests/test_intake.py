@@ -91,6 +91,14 @@ def test_oversize_code_is_refused_naming_the_limit(tmp_path):
             pass
 
 
+def test_a_folder_of_too_many_modules_is_refused(tmp_path):
+    for i in range(grading.MAX_ZIP_FILES + 1):
+        (tmp_path / f"m{i}.py").touch()
+    with pytest.raises(SubmissionFormatError, match=f"at most {grading.MAX_ZIP_FILES}"):
+        with grading.prepared(tmp_path):
+            pass
+
+
 def test_hostile_zips_are_refused_with_names_shown_safely(tmp_path):
     bomb = tmp_path / "bomb.zip"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
