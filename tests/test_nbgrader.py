@@ -119,3 +119,18 @@ def test_the_kit_grades_outside_the_kernel_and_a_kernel_takeover_scores_zero(cou
         assert (grade.manual_score, grade.needs_manual_grade) == (points, False)
     assert (course / "tkit" / ASSIGNMENT / "submissions" / "alice" / "feedback.html").is_file()
     assert (course / "tkit" / ASSIGNMENT / "grades.csv").is_file()
+
+
+def test_tkit_grades_a_submission_that_nbgrader_never_autograded(course):
+    released = course / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb"
+    if not released.exists():
+        nbgrader(course, "generate_assignment", ASSIGNMENT)
+    _submit(course, released, "carol", (SOLUTIONS_DIR / f"{EXERCISE}.py").read_text(encoding="utf-8"))
+    run = CliRunner().invoke(cli.main, ["nbgrader", "grade", "--course-dir", str(course),
+                                        "--assignment", ASSIGNMENT, "--workers", "1"])
+    assert run.exit_code == 0, run.output
+    points = exercises.get(EXERCISE).points
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assert gb.find_submission(ASSIGNMENT, "carol").score == points
+        if (course / "submitted" / "alice").is_dir():   # graded by the test above: a rerun changes nothing
+            assert gb.find_submission(ASSIGNMENT, "alice").score == points
