@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from autograder.untrusted import shown, submission_dir
 
 Todo = list[tuple[str, Path]]
 
@@ -85,12 +86,13 @@ def shard(todo: Todo, k: int, n: int) -> Todo:
 
 
 def grade_one(sid: str, path: Path, out_dir: Path, options: dict):
-    """Grade one submission into ``out_dir/<sid>/results.json``; returns the results dict, the
+    """Grade one submission into ``out_dir/submissions/<safe id>/results.json`` (see
+    :func:`autograder.untrusted.submission_dir`); returns the results dict, the
     :class:`grading.SubmissionFormatError`, or a :class:`GradingError` for a grader failure."""
     from autograder import grading  # here, not at the top: workers start their zygote first
 
     try:
-        return grading.grade_submission(path, out_dir / sid, **options)
+        return grading.grade_submission(path, submission_dir(out_dir, sid), **options)
     except grading.SubmissionFormatError as exc:
         return exc
     except Exception as exc:  # a grader bug on one submission must not end the batch
@@ -106,7 +108,7 @@ def _report(on_result: Callable, sid: str, path: Path, result) -> None:
         import sys
         import traceback
 
-        print(f"{sid}: recording the result failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{shown(sid)}: recording the result failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
 
 
@@ -114,8 +116,22 @@ def _init_worker(tmp_root: str) -> None:
     from autograder import zygote
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    _exit_with_parent(os.getppid())
     tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
     zygote.prestart()  # its import of torch overlaps this worker's own
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """Exit this worker soon after the batch's process dies (``kill -9``, an OOM kill), instead of
+    grading on for no one; its zygote sees the pipe close and takes the sandboxed children down."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tkit-parent-watch", daemon=True).start()
 
 
 def _work(job: tuple[str, Path, Path, dict]) -> tuple[str, Path, object, float]:
@@ -137,7 +153,7 @@ def _in_pool(pool, todo: Todo, out_dir: Path, options: dict) -> Iterator[tuple[s
 
 def grade_many(todo: Todo, out_dir: Path, *, options: dict, on_result: Callable[[str, Path, object], None],
                workers: int | None = 1, progress: bool = False) -> BatchStats:
-    """Grade each submission into ``out_dir/<student id>/results.json``.
+    """Grade each submission into ``out_dir/submissions/<safe id>/results.json``.
 
     ``options`` go to :func:`autograder.grading.grade_submission`. ``on_result`` is called in
     this process as each submission finishes, with the results dict, or the exception when the
@@ -211,4 +227,6 @@ class _Bar:
 
     def advance(self, sid: str) -> None:
         if self.progress is not None:
-            self.progress.update(self.task, advance=1, description=sid)
+            from rich.markup import escape
+
+            self.progress.update(self.task, advance=1, description=escape(shown(sid)))

@@ -9,10 +9,11 @@ exercise, ``DIR/source/<assignment>/<exercise>.ipynb``, with nbgrader's cell met
    ``### BEGIN SOLUTION`` / ``### END SOLUTION`` regions intact, so ``nbgrader
    generate_assignment`` replaces each region by a stub (the region's hint comments are moved
    above its begin marker first, so students keep them);
-3. the autograder test cell (``grade``, ``locked``, ``points`` = the exercise's points), which
-   calls :func:`autograder.notebooks.grade_notebook_exercise`: the kit's suites grade the
-   notebook (and its sibling notebooks, for the components it imports) and the cell's value
-   is the points earned, which nbgrader records as partial credit.
+3. the test cell (``grade``, ``locked``, ``points`` = the exercise's points), which only
+   records that the kit grades the exercise (its value, 0, is a placeholder). Nothing is graded
+   in the student's kernel, where a student cell could replace any grading code: ``tkit
+   nbgrader grade`` (:mod:`autograder.nbgrader_grading`) grades the submitted notebooks with the
+   sandboxed engine and writes each test cell's points into nbgrader's gradebook.
 
 Grade ids and cell ids are ``<exercise>-instructions``, ``<exercise>-solution`` and
 ``<exercise>-tests``: unique within the course. An assignment holds the chosen exercises and the
@@ -29,7 +30,7 @@ from autograder import exercises, paths, stubs
 NBGRADER_SCHEMA_VERSION = 3
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 COURSE_ID = "transformer-kit"
-CELL_TIMEOUT_S = 1800  # the autoencoder trains on MNIST inside its test cell
+CELL_TIMEOUT_S = 1800  # nbgrader runs the students' cells (an autoencoder notebook may train)
 
 
 def with_components(names) -> list[str]:

@@ -72,18 +72,31 @@ class GradebookError(ValueError):
 def content_hash(path: Path) -> str:
     """SHA-256 of what the grader reads from a submission: a .zip/.ipynb file's bytes, or, for
     a folder, its top-level regular ``.py``/``.ipynb`` files (name and bytes, sorted; never a
-    symlink, as :func:`autograder.sandbox.submission_files`). Files are read in chunks."""
+    symlink, as :func:`autograder.sandbox.submission_files`). Files are read in chunks.
+
+    The bytes read are bounded: when the files are over ``limits.SUBMISSION_INTAKE_MAX_BYTES``
+    together (sizes from the file system), their names, sizes and modification times are hashed
+    instead of their bytes. Grading refuses such a submission anyway (a clear error for that
+    student); ``--resume`` regrades it when one of those changes.
+    """
+    from autograder.limits import SUBMISSION_INTAKE_MAX_BYTES
     from autograder.sandbox import submission_files
 
     path = Path(path)
-    if path.is_file():
-        return _file_digest(path).hexdigest()
-    if not path.is_dir():
+    if not path.exists():
         raise FileNotFoundError(f"submission {path} does not exist")
+    files = [path] if path.is_file() else submission_files(path, tuple(HASHED_SUFFIXES))
+    stats = [f.stat() for f in files]
+    oversize = sum(st.st_size for st in stats) > SUBMISSION_INTAKE_MAX_BYTES
+    if path.is_file() and not oversize:
+        return _file_digest(path).hexdigest()
     digest = hashlib.sha256()
-    for file in submission_files(path, tuple(HASHED_SUFFIXES)):
-        digest.update(file.name.encode() + b"\0")
-        digest.update(_file_digest(file).digest())
+    for file, st in zip(files, stats):
+        digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
+        if oversize:
+            digest.update(f"oversize {st.st_size} {st.st_mtime_ns}".encode() + b"\0")
+        else:
+            digest.update(_file_digest(file).digest())
     return digest.hexdigest()
 
 
@@ -211,14 +224,17 @@ class Gradebook:
         return header, rows
 
     def export_csv(self, out: Path) -> Path:
-        """Write grades.csv (UTF-8, header row; an exercise not graded is an empty cell)."""
+        """Write grades.csv (UTF-8, header row; an exercise not graded is an empty cell). A text
+        cell a spreadsheet would run as a formula (a student id such as ``=HYPERLINK(...)``) is
+        prefixed with ``'`` (:func:`autograder.untrusted.csv_cell`); score cells stay numbers."""
         from autograder.plugin import write_text_atomic
+        from autograder.untrusted import csv_cell
 
         header, rows = self.grade_rows()
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerow([csv_cell(c) for c in header])
+        writer.writerows([csv_cell(c) for c in row] for row in rows)
         write_text_atomic(Path(out), buf.getvalue())
         return Path(out)
 

@@ -16,16 +16,19 @@ import os
 import shutil
 import tempfile
 import zipfile
-from pathlib import Path
+import zlib
+from pathlib import Path, PurePosixPath
 
 import pytest
 
-from autograder import exercises, paths
+from autograder import exercises, limits, paths
 from autograder.plugin import SESSION_KEY, write_json_atomic
 from autograder.sandbox import submission_files
+from autograder.untrusted import shown
 
-MAX_ZIP_BYTES = 64 * 1024**2
-MAX_ZIP_FILES = 2000
+MAX_ZIP_FILES = 2000  # entries of a zip, and modules of a submission
+MAX_ZIP_RATIO = 200   # unpacked / packed size of a member over 1 MiB; source text packs 3-10 times
+MAX_ZIP_NAME = 1024
 
 
 class SubmissionFormatError(ValueError):
@@ -139,23 +142,35 @@ def prepared(path: Path, notes: list[str] | None = None):
     Notebooks named after an exercise (``masks.ipynb``) become modules (``masks.py``)
     through :mod:`autograder.notebooks`; a ``.py`` of the same name wins over its notebook.
     What the conversion removed or ignored is appended to ``notes`` (warnings for the results).
+
+    The work done here, in the trusted parent, is bounded before it starts: the raw files read
+    (a .zip, notebooks) are at most ``limits.SUBMISSION_INTAKE_MAX_BYTES`` together, and the
+    graded code (top-level ``.py`` files, notebooks once converted) at most
+    ``limits.SUBMISSION_CODE_MAX_BYTES`` (:func:`autograder.limits.check_code_size`); sizes are
+    taken from the file system before anything is read, so a sparse 32 GiB file costs nothing.
     """
     path = Path(path)
     notes = [] if notes is None else notes
     if path.is_dir():
+        _check_code(path)
         if _notebooks_to_convert(path):
             with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
                 _copy_with_notebooks(path, Path(tmp), notes)
+                _check_code(Path(tmp))
                 yield Path(tmp)
             return
         yield path
     elif path.suffix == ".zip" and path.is_file():
         with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
             extract_zip(path, Path(tmp), notes)
-            yield _submission_root(Path(tmp))
+            root = _submission_root(Path(tmp))
+            _check_code(root)
+            yield root
     elif path.suffix == ".ipynb" and path.is_file():
+        _check_intake({path.name: path.stat().st_size})
         with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
             _convert_notebook(path, Path(tmp) / f"{path.stem}.py", notes)
+            _check_code(Path(tmp))
             yield Path(tmp)
     elif not path.exists():
         raise SubmissionFormatError(f"submission {path} does not exist")
@@ -163,15 +178,38 @@ def prepared(path: Path, notes: list[str] | None = None):
         raise SubmissionFormatError(f"submission {path} is not a folder, a .zip or a .ipynb file")
 
 
-MAX_NOTEBOOK_BYTES = 32 * 1024**2  # outputs (plots) make notebooks large; their code is capped later
+def _check_code(folder: Path) -> None:
+    """Refuse a submission whose graded code (the folder's top-level ``.py`` files, sizes from
+    the file system) is over :data:`limits.SUBMISSION_CODE_MAX_BYTES`."""
+    files = submission_files(folder)
+    if len(files) > MAX_ZIP_FILES:
+        raise SubmissionFormatError(f"{len(files)} modules; the grader takes at most {MAX_ZIP_FILES} "
+                                    f"(모듈 파일이 너무 많습니다)")
+    try:
+        limits.check_code_size({shown(p.name): p.stat().st_size for p in files})
+    except limits.SubmissionTooLarge as exc:
+        raise SubmissionFormatError(str(exc)) from None
+
+
+def _check_intake(sizes: dict[str, int]) -> None:
+    """Refuse raw material (a .zip, notebooks) the parent would read over
+    :data:`limits.SUBMISSION_INTAKE_MAX_BYTES` in all."""
+    total, limit = sum(sizes.values()), limits.SUBMISSION_INTAKE_MAX_BYTES
+    if total > limit:
+        names = ", ".join(shown(n) for n in sorted(sizes, key=lambda n: -sizes[n])[:3])
+        raise SubmissionFormatError(
+            f"{names}: {total // 2**20} MB to read; the grader reads at most {limit // 2**20} MB of a "
+            f"submission's files / 제출 파일이 {total // 2**20} MB 로 최대 {limit // 2**20} MB 를 넘습니다")
 
 
 def _notebooks_to_convert(folder: Path) -> list[Path]:
     """The notebooks of ``folder`` named after an exercise that have no ``.py`` beside them
-    (regular files only, never symlinks; see :func:`autograder.sandbox.submission_files`)."""
-    return [nb for nb in submission_files(folder, (".ipynb",))
-            if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()
-            and nb.stat().st_size <= MAX_NOTEBOOK_BYTES]
+    (regular files only, never symlinks; see :func:`autograder.sandbox.submission_files`).
+    Raises SubmissionFormatError when they are over the intake limit together."""
+    found = [nb for nb in submission_files(folder, (".ipynb",))
+             if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()]
+    _check_intake({nb.name: nb.stat().st_size for nb in found})
+    return found
 
 
 def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
@@ -191,7 +229,7 @@ def _convert_notebook(nb_path: Path, out: Path, notes: list[str] | None = None) 
     try:
         converted = notebooks.convert(nb_path)
     except notebooks.NotebookError as exc:
-        raise SubmissionFormatError(str(exc)) from None
+        raise SubmissionFormatError(shown(exc)) from None
     if notes is not None:
         notes.extend(converted.warnings)
     out.write_text(converted.source, encoding="utf-8")
@@ -206,35 +244,63 @@ def _submission_root(folder: Path) -> Path:
     return best
 
 
+def _check_member(zip_name: str, info: zipfile.ZipInfo) -> None:
+    """Refuse a member whose name escapes the folder or is absurd, a link, or a compression
+    ratio no source file has (a zip bomb)."""
+    name = info.filename
+    parts = PurePosixPath(name).parts
+    unsafe = (name.startswith(("/", "\\")) or ".." in parts or "\0" in name or len(name) > MAX_ZIP_NAME
+              or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts)
+              or (info.external_attr >> 16) & 0o170000 == 0o120000)
+    if unsafe:
+        raise SubmissionFormatError(f"{zip_name}: unsafe member {shown(name[:200])!r}")
+    if info.file_size > 2**20 and info.file_size > MAX_ZIP_RATIO * max(1, info.compress_size):
+        raise SubmissionFormatError(f"{zip_name}: member {shown(name[:200])!r} unpacks to more than "
+                                    f"{MAX_ZIP_RATIO} times its packed size")
+
+
+def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, zip_name: str) -> None:
+    """Copy one member, reading no more than the size it declares."""
+    left = info.file_size
+    with zf.open(info) as src, open(target, "wb") as out:
+        while chunk := src.read(min(1 << 20, left + 1)):
+            left -= len(chunk)
+            if left < 0:
+                raise SubmissionFormatError(f"{zip_name}: member {shown(info.filename[:200])!r} holds more "
+                                            f"than the size it declares")
+            out.write(chunk)
+
+
 def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> None:
-    """Extract ``.py``/``.ipynb`` members safely (no absolute paths, no ``..``, no links,
-    bounded size and count); notebooks named after an exercise become modules (their
-    warnings go to ``notes``). Raises SubmissionFormatError on a bad archive."""
+    """Extract ``.py``/``.ipynb`` members safely and with bounded work: the zip and its unpacked
+    members each at most ``limits.SUBMISSION_INTAKE_MAX_BYTES``, at most ``MAX_ZIP_FILES``
+    entries, no absolute paths, no ``..``, no links, no absurd names, no member packed more than
+    ``MAX_ZIP_RATIO`` times, none larger than it declares. Notebooks named after an exercise
+    become modules (their warnings go to ``notes``). Raises SubmissionFormatError on a bad or
+    oversize archive (names in messages shown with control characters escaped)."""
+    zip_name = shown(zip_path.name)
+    _check_intake({zip_path.name: zip_path.stat().st_size})
     try:
         with zipfile.ZipFile(zip_path) as zf:
             members = zf.infolist()
             if len(members) > MAX_ZIP_FILES:
-                raise SubmissionFormatError(f"{zip_path.name}: more than {MAX_ZIP_FILES} files")
-            total = 0
-            for info in members:
-                name = info.filename
-                if info.is_dir() or not name.endswith((".py", ".ipynb")):
-                    continue
-                parts = Path(name).parts
-                if name.startswith("/") or ".." in parts or (info.external_attr >> 16) & 0o170000 == 0o120000:
-                    raise SubmissionFormatError(f"{zip_path.name}: unsafe member {name!r}")
-                total += info.file_size
-                if total > MAX_ZIP_BYTES:
-                    raise SubmissionFormatError(f"{zip_path.name}: more than {MAX_ZIP_BYTES // 2**20} MB unpacked")
-                target = dest.joinpath(*parts)
+                raise SubmissionFormatError(f"{zip_name}: more than {MAX_ZIP_FILES} files")
+            wanted = [i for i in members if not i.is_dir() and i.filename.endswith((".py", ".ipynb"))]
+            for info in wanted:
+                _check_member(zip_name, info)
+            _check_intake({f"{zip_path.name} (unpacked)": sum(i.file_size for i in wanted)})
+            for info in wanted:
+                target = dest.joinpath(*PurePosixPath(info.filename).parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
+                _copy_member(zf, info, target, zip_name)
             for nb in sorted(dest.rglob("*.ipynb")):
                 if nb.stem in exercises.BY_NAME and not nb.with_suffix(".py").exists():
                     _convert_notebook(nb, nb.with_suffix(".py"), notes)
-    except zipfile.BadZipFile as exc:
-        raise SubmissionFormatError(f"{zip_path.name}: not a valid zip file ({exc})") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError,
+            zlib.error, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
+        # corrupt, encrypted, unknown compression, member names that clash (a.py and a.py/b.py)
+        raise SubmissionFormatError(f"{zip_name}: not a zip file the grader can read "
+                                    f"({type(exc).__name__}: {shown(str(exc)[:200])})") from None
 
 
 def grade_submission(path: Path, out_dir: Path | None = None, **options) -> dict:

@@ -13,13 +13,12 @@ module source, which is then graded exactly like a ``.py`` file holding the same
 * nbgrader's autograder test cells (metadata ``nbgrader.grade`` true and
   ``nbgrader.solution`` false) are left out: they are the grader's code, not the student's.
 
-:func:`grade_notebook_exercise` is what the test cells of an nbgrader course call
-(see :mod:`autograder.export_nbgrader`).
+Notebooks are graded outside the student's kernel: an nbgrader course's submissions go through
+``tkit nbgrader grade`` (:mod:`autograder.nbgrader_grading`), which uses this conversion.
 """
 
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 import warnings
@@ -48,18 +47,55 @@ class Conversion:
     warnings: list[str] = field(default_factory=list)
 
 
-def _inside_open_statement(prefix: list[str]) -> bool:
-    """True when the Python lines ``prefix`` end inside a string, brackets or a continuation,
-    so the next line is not a statement of its own (and cannot be an IPython magic)."""
-    text = "\n".join(prefix) + "\n"
-    try:
-        for _tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            pass
-    except tokenize.TokenError:
-        return True
-    except (IndentationError, SyntaxError):
-        return False
-    return bool(prefix) and prefix[-1].rstrip().endswith("\\")
+class _StatementTracker:
+    """Whether the lines fed so far end inside an open statement (a string, brackets or a
+    backslash continuation), found by one pass of :mod:`tokenize` over the whole cell.
+
+    The tokenizer pulls lines through :meth:`readline`, which asks ``decide(line, open)`` what
+    to feed it: the cell is tokenized once, line by line, so cleaning is linear in its size
+    (re-tokenizing the kept prefix for every magic line was quadratic). The last line fed
+    closed its statement when the tokenizer ended it (NEWLINE, or NL outside brackets). A line
+    the tokenizer rejects starts a fresh tokenizer at the next line, at statement level.
+    """
+
+    def __init__(self, lines: list[str], decide):
+        self.lines = iter(lines)
+        self.decide = decide
+        self.kept: list[str] = []
+        self._restart()
+
+    def _restart(self) -> None:
+        self.depth = 0          # open brackets
+        self.rows = 0           # lines fed to the current tokenizer
+        self.ended = 0          # the last of them whose line ended a statement (or was blank)
+
+    def readline(self) -> str:
+        line = next(self.lines, None)
+        if line is None:
+            return ""
+        inside = self.rows > 0 and (self.depth > 0 or self.ended != self.rows)
+        line = self.decide(line, inside)
+        self.kept.append(line)
+        self.rows += 1
+        return line + "\n"
+
+    def run(self) -> list[str]:
+        """Feed every line; returns the lines as ``decide`` kept or replaced them."""
+        while True:
+            fed = len(self.kept)
+            try:
+                for tok in tokenize.generate_tokens(self.readline):
+                    if tok.type == tokenize.OP and tok.string in "([{":
+                        self.depth += 1
+                    elif tok.type == tokenize.OP and tok.string in ")]}":
+                        self.depth = max(0, self.depth - 1)
+                    elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+                        self.ended = tok.start[0]
+                return self.kept
+            except (tokenize.TokenError, SyntaxError):   # IndentationError is a SyntaxError
+                self._restart()
+                if len(self.kept) == fed:   # nothing more was read: the lines are all fed
+                    return self.kept
 
 
 def _describe(name: str, cell_no: int, line_no: int | None, text: str) -> tuple[str, str]:
@@ -83,17 +119,20 @@ def _clean_cell(source: str, name: str, cell_no: int, notes: list[str]) -> str |
             notes.append(f"{where}: left out the whole cell, whose cell magic {text!r} is not Python "
                          f"(파이썬이 아닌 셀 매직이 있는 셀 전체를 제외했습니다)")
             return None
-    kept: list[str] = []
-    for i, line in enumerate(lines):
-        if (_MAGIC_LINE.match(line) or _HELP_LINE.match(line)) and not _inside_open_statement(kept):
-            indent = line[: len(line) - len(line.lstrip())]
-            where, text = _describe(name, cell_no, i + 1, line)
-            notes.append(f"{where}: removed the IPython magic or shell command {text!r} "
-                         f"(IPython 매직 또는 셸 명령을 제거했습니다)")
-            kept.append(f"{indent}pass  # removed: IPython magic or shell command")
-        else:
-            kept.append(line)
-    return "\n".join(kept)
+    line_no = iter(range(1, len(lines) + 1))
+
+    def decide(line: str, inside_statement: bool) -> str:
+        i = next(line_no)
+        if inside_statement or not (_MAGIC_LINE.match(line) or _HELP_LINE.match(line)):
+            return line
+        indent = line[: len(line) - len(line.lstrip())]
+        where, text = _describe(name, cell_no, i, line)
+        notes.append(f"{where}: removed the IPython magic or shell command {text!r} "
+                     f"(IPython 매직 또는 셸 명령을 제거했습니다)")
+        return f"{indent}pass  # removed: IPython magic or shell command"
+
+    kept = _StatementTracker(lines, decide).run()
+    return "\n".join(kept + lines[len(kept):])
 
 
 def _is_grader_cell(cell) -> bool:
@@ -152,37 +191,3 @@ def notebook_to_source(path) -> str:
     for note in result.warnings:
         warnings.warn(note, NotebookWarning, stacklevel=2)
     return result.source
-
-
-def grade_notebook_exercise(exercise: str, folder=".", *, lang: str | None = None) -> float:
-    """Grade ``exercise`` from the notebooks (or modules) in ``folder``; returns its points.
-
-    This is the body of an nbgrader autograder test cell: it runs the kit's suites (public,
-    plus hidden where this installation has them) on the student's ``<exercise>.ipynb``, its
-    sibling notebooks supplying the components, and returns the score scaled to the
-    exercise's points in ``autograder/exercises.py`` (nbgrader takes a numeric cell result as
-    partial credit). It prints the failing tests on stdout (never stderr, which nbgrader
-    counts as a failure).
-
-    Raises:
-        ValueError: for an unknown exercise name.
-    """
-    import contextlib
-    import sys
-
-    from autograder import exercises, grading
-
-    points = exercises.get(exercise).points
-    visibility = ("public", "hidden") if grading.suite_files(("hidden",), [exercise]) else ("public",)
-    with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
-        warnings.simplefilter("ignore")
-        results = grading.grade_submission(Path(folder), visibility=visibility, names=[exercise], lang=lang)
-    max_score = results["extra_data"]["max_score"]
-    for note in results["extra_data"].get("warnings", []):
-        print(f"warning: {note}")
-    for test in results["tests"]:
-        mark = "PASS" if test["status"] == "passed" else "FAIL"
-        print(f"[{mark}] {test['name']} ({test['score']:g}/{test['max_score']:g})")
-        if test["status"] != "passed" and test["visibility"] == "visible" and test.get("output"):
-            print("       " + test["output"].replace("\n", "\n       "))
-    return round(points * results["score"] / max_score, 4) if max_score else 0.0

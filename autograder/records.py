@@ -2,8 +2,10 @@
 and summary.html.
 
 :class:`ClassRecords` hooks into :func:`autograder.batch.grade_many`'s ``on_result``
-callback: each finished submission is recorded in the gradebook (one transaction) and gets
-``feedback.html`` and ``feedback.md`` beside its ``results.json``; :meth:`ClassRecords.finish`
+callback: each finished submission is recorded in the gradebook (one transaction, under its real
+id) and gets ``feedback.html`` and ``feedback.md`` beside its ``results.json`` in
+``OUT/submissions/<safe id>/`` (:func:`autograder.untrusted.submission_dir`: student ids are data,
+never paths beside the class files); :meth:`ClassRecords.finish`
 writes ``grades.csv`` and ``summary.html`` for every submission in the gradebook.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder import gradebook, reports
+from autograder.untrusted import submission_dir
 
 
 class ClassRecords:
@@ -63,7 +66,7 @@ class ClassRecords:
             from autograder import pictures
 
             pictures.add_to_results(path, results, self.options.get("names"))
-        folder = self.out_dir / student_id
+        folder = submission_dir(self.out_dir, student_id)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
         if not results.get("error"):

@@ -7,6 +7,9 @@
   test, the most common named mistakes, the slowest submissions.
 
 Reports are self-contained: CSS inline, pictures as PNG data URIs, no scripts, no network.
+Student-chosen text (ids, error messages naming their files, printed output) is data: control
+characters are shown as escapes (:func:`autograder.untrusted.shown`), HTML is autoescaped and
+``feedback.md`` escapes Markdown (the ``md`` filter) or fences output.
 Hidden tests (visibility ``after_published``) appear by name, status, points and a hint only:
 never their output, source or expected values. Text is translated through
 :mod:`autograder.i18n` (jinja2's i18n extension with the kit's gettext catalog).
@@ -24,6 +27,7 @@ import jinja2
 
 from autograder import __version__, exercises, not_graded, paths
 from autograder.i18n import _, language, ngettext, set_language
+from autograder.untrusted import markdown, shown
 
 HIDDEN = "after_published"
 SLOWEST = 10
@@ -49,6 +53,7 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
                                   newstyle=True)
     env.filters["points"] = lambda x: f"{float(x):g}"
     env.filters["fence"] = code_fence
+    env.filters["md"] = markdown
     return env
 
 
@@ -165,13 +170,13 @@ def test_view(test: dict) -> dict:
         "not_graded": False,
     }
     if view["passed"]:
-        view["output"] = "" if hidden else (test.get("output") or "")
+        view["output"] = "" if hidden else shown(test.get("output") or "", one_line=False)
         return view
     if hidden:
         if not (mistake and mistake["hint"]):   # a named mistake is shown on its own
             view["hint"] = _failure_hint(extra.get("failure", "")) or _("see the public tests of this exercise")
     else:
-        view["output"] = _strip_mistake_line(test.get("output") or "", extra.get("mistake"))
+        view["output"] = shown(_strip_mistake_line(test.get("output") or "", extra.get("mistake")), one_line=False)
     return view
 
 
@@ -205,7 +210,7 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True)
         if test.get("visibility") != HIDDEN:
             figures.update((test.get("extra_data") or {}).get("figures") or {})
     return {
-        "student": student or Path(str(extra.get("submission", ""))).stem,
+        "student": shown(student or Path(str(extra.get("submission", ""))).stem),
         "lang": language(), "score": float(results["score"]), "max_score": max_score,
         "percent": round(100 * float(results["score"]) / max_score) if max_score else 0,
         "exercises": groups, "failing": [v for v in views if not v["passed"] and not v["not_graded"]],
@@ -214,7 +219,7 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True)
         "picture_problems": extra.get("figure_problems") or {},
         "seed": extra.get("seed"), "kit_version": extra.get("kit_version", __version__),
         "execution_time": results.get("execution_time"),
-        "error": results.get("error", ""),
+        "error": shown(results.get("error", ""), one_line=False),
     }
 
 
@@ -257,7 +262,7 @@ def summary_context(class_results: dict[str, dict]) -> dict:
     from autograder import pictures as pics
 
     graded = {sid: r for sid, r in class_results.items() if not r.get("error")}
-    errors = {sid: r["error"] for sid, r in class_results.items() if r.get("error")}
+    errors = {shown(sid): shown(r["error"]) for sid, r in class_results.items() if r.get("error")}
     scores = [float(r["score"]) for r in graded.values()]
     max_score = max((float(r["extra_data"].get("max_score") or 0) for r in graded.values()), default=0.0)
     tests: dict[str, dict] = {}
@@ -291,11 +296,11 @@ def summary_context(class_results: dict[str, dict]) -> dict:
         "tests": test_rows,
         "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}
                      for mid, n in mistakes.most_common()],
-        "slowest": [{"student": sid, "seconds": float(r.get("execution_time") or 0), "score": float(r["score"])}
+        "slowest": [{"student": shown(sid), "seconds": float(r.get("execution_time") or 0), "score": float(r["score"])}
                     for sid, r in slowest],
-        "not_graded": {sid: not_graded.of_results(r) for sid, r in sorted(graded.items())
+        "not_graded": {shown(sid): not_graded.of_results(r) for sid, r in sorted(graded.items())
                        if not_graded.of_results(r)},
-        "students": sorted(((sid, float(r["score"])) for sid, r in graded.items()), key=lambda x: x[0]),
+        "students": sorted(((shown(sid), float(r["score"])) for sid, r in graded.items()), key=lambda x: x[0]),
     }
 
 

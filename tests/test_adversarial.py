@@ -1,12 +1,17 @@
 """The adversarial suite: submissions that attack the grader, graded in one batch with honest ones.
 
 Every folder of ``tests/attacks/`` is one attack on the ``positional_encoding`` exercise (its
-docstring says what it tries). One batch on two workers grades them all together with three
-honest submissions (the reference, the untouched stub, a buggy one with sin/cos swapped);
-a second, clean batch grades the honest ones alone. Each attack must score no more than the
-untouched stub (0), the batch must finish with a result for every submission, the honest
-submissions' results must equal the clean run's, no process of a child may survive, and the
-kit's files must be unchanged.
+docstring says what it tries); a few more are made here because they cannot be files in the
+repository (a sparse 32 GiB module, a zip bomb, a notebook of 16 KB of magics). One batch on two
+workers grades them all together with three honest submissions (the reference, the untouched
+stub, a buggy one with sin/cos swapped) and copies of the reference under odd but legal names
+(``grades.csv``, ``gradebook.sqlite-journal``, ``<``, ``*``, quotes, Korean, a leading ``=``, a
+terminal escape), recording them as ``tkit grade`` does (gradebook, feedback, grades.csv,
+summary.html); a second, clean batch grades the honest ones alone. Each attack must score no more
+than the untouched stub (0), the batch must finish within ``BATCH_BOUND_S`` with a result for
+every submission and readable class files, every odd-named copy of the reference must keep full
+marks, the honest submissions' results must equal the clean run's, no process of a child may
+survive, and the kit's files must be unchanged.
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
-from autograder import batch
+from autograder import batch, gradebook
+from autograder.records import ClassRecords
+from autograder.untrusted import submission_dir
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKS = REPO / "tests" / "attacks"
@@ -26,6 +34,9 @@ EXERCISE = "positional_encoding"
 OPTIONS = dict(visibility=("public",), names=[EXERCISE], seed=1234, call_timeout=2.0, time_limit=40.0,
                training=False)
 UID_BASE = 100_000_000  # this module's children get uids above it (the workers read it at start)
+BATCH_BOUND_S = 600   # the attacked batch on two workers; about 3 minutes on a loaded 2-core machine
+ODD_NAMES = ["grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions", "a<b>&c", "star*",
+             "quote\"d'", "김민준", "=SUM(1+1)", "-2+3", "@x", "Honest_Reference", "esc\x1b[2Japed"]
 PROTECTED = [REPO / "solutions" / f"{EXERCISE}.py", REPO / "autograder" / "suites" / "public" / f"test_{EXERCISE}.py"]
 
 
@@ -60,10 +71,51 @@ def _attacks(folder: Path) -> dict[str, Path]:
     return out
 
 
+def _odd_names(folder: Path) -> dict[str, Path]:
+    """Copies of the reference solution under odd but legal student ids."""
+    reference = (REPO / "solutions" / f"{EXERCISE}.py").read_text()
+    out = {}
+    for sid in ODD_NAMES:   # the folders carry the names too, as in a class folder
+        (folder / sid).mkdir(parents=True)
+        (folder / sid / f"{EXERCISE}.py").write_text(reference)
+        out[sid] = folder / sid
+    return out
+
+
+def _generated_attacks(folder: Path) -> dict[str, Path]:
+    """Attacks on the parent's bounded work that cannot live in the repository as files."""
+    import zipfile
+
+    from test_notebooks import write_notebook
+
+    stub = (REPO / "exercises" / f"{EXERCISE}.py").read_text()
+    (folder / "sparse").mkdir(parents=True)
+    with open(folder / "sparse" / f"{EXERCISE}.py", "wb") as f:
+        f.truncate(32 * 2**30)     # 97 s to hash and a 32 GiB copy before the intake limits
+    (folder / "magics").mkdir()
+    write_notebook(folder / "magics" / f"{EXERCISE}.ipynb",
+                   [("code", "\n".join(["%time f()", "x = 1"] * 1000)), ("code", stub)])   # 98 s to clean before
+    with zipfile.ZipFile(folder / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"{EXERCISE}.py", "#" * (60 * 2**20))
+    return {"attack_sparse_32gib": folder / "sparse", "attack_magic_flood": folder / "magics",
+            "attack_zip_bomb": folder / "bomb.zip"}
+
+
 def _grade(todo: dict[str, Path], out: Path) -> dict[str, object]:
+    """Grade ``todo`` in one batch on two workers, recorded the way ``tkit grade`` records it."""
     got: dict[str, object] = {}
-    batch.grade_many(sorted(todo.items()), out, options=OPTIONS, workers=2,
-                     on_result=lambda sid, path, result: got.__setitem__(sid, result))
+    records = ClassRecords(out, options=OPTIONS, pictures=False)
+
+    def on_result(sid, path, result):
+        got[sid] = result
+        records.on_result(sid, path, result)
+
+    try:
+        records.plan(sorted(todo.items()), resume=False)
+        batch.grade_many(sorted(todo.items()), out, options=OPTIONS, workers=2, on_result=on_result)
+        records.finish()
+    finally:
+        records.close()
     return got
 
 
@@ -91,19 +143,23 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("adversarial")
     honest = _honest(base / "class")
     attacks = _attacks(base / "class")
+    generated = _generated_attacks(base / "generated")
+    odd = _odd_names(base / "odd")
     before = _digest(PROTECTED)
     saved = os.environ.get("TKIT_SANDBOX_UID_BASE")
     os.environ["TKIT_SANDBOX_UID_BASE"] = str(UID_BASE)  # tells this batch's children from others'
     try:
         clean = _grade(honest, base / "clean-out")
-        attacked = _grade({**honest, **attacks}, base / "attacked-out")
+        t0 = time.monotonic()
+        attacked = _grade({**honest, **attacks, **generated, **odd}, base / "attacked-out")
+        seconds = time.monotonic() - t0
     finally:
         if saved is None:
             os.environ.pop("TKIT_SANDBOX_UID_BASE")
         else:
             os.environ["TKIT_SANDBOX_UID_BASE"] = saved
     return {"honest": honest, "attacks": attacks, "clean": clean, "attacked": attacked, "before": before,
-            "out": base / "attacked-out"}
+            "out": base / "attacked-out", "generated": generated, "odd": odd, "seconds": seconds}
 
 
 def test_there_are_at_least_twenty_attacks():
@@ -111,11 +167,42 @@ def test_there_are_at_least_twenty_attacks():
 
 
 def test_the_batch_grades_every_submission(runs):
-    assert set(runs["attacked"]) == set(runs["honest"]) | set(runs["attacks"])
-    errors = {sid: r for sid, r in runs["attacked"].items() if isinstance(r, Exception)}
-    assert errors == {}
-    for sid in runs["attacked"]:
-        assert (runs["out"] / sid / "results.json").is_file(), sid
+    expected = set(runs["honest"]) | set(runs["attacks"]) | set(runs["generated"]) | set(runs["odd"])
+    assert set(runs["attacked"]) == expected
+    errors = {sid: str(r) for sid, r in runs["attacked"].items() if isinstance(r, Exception)}
+    assert set(errors) == {"attack_sparse_32gib", "attack_zip_bomb"}, errors   # refused at intake
+    for sid in set(runs["attacked"]) - set(errors):
+        assert (submission_dir(runs["out"], sid) / "results.json").is_file(), sid
+    assert runs["seconds"] < BATCH_BOUND_S
+
+
+def test_the_class_files_are_written_with_every_real_id(runs):
+    out = runs["out"]
+    assert sorted(p.name for p in out.iterdir()) == ["gradebook.sqlite", "grades.csv", "submissions", "summary.html"]
+    with gradebook.Gradebook(out / "gradebook.sqlite") as book:
+        assert book.students() == sorted(runs["attacked"])
+    import csv
+
+    with open(out / "grades.csv", encoding="utf-8", newline="") as f:
+        ids = [row["student_id"] for row in csv.DictReader(f)]
+    assert sorted(i[1:] if i.startswith("'") else i for i in ids) == sorted(runs["attacked"])
+    assert "'=SUM(1+1)" in ids and "'-2+3" in ids and "'@x" in ids
+    summary = (out / "summary.html").read_text(encoding="utf-8")
+    assert "\x1b" not in summary and "a<b>" not in summary
+
+
+def test_odd_names_keep_full_marks(runs):
+    full = runs["clean"]["honest_reference"]["extra_data"]["max_score"]
+    assert runs["clean"]["honest_reference"]["score"] == full
+    assert {sid: runs["attacked"][sid]["score"] for sid in runs["odd"]} == {sid: full for sid in runs["odd"]}
+
+
+def test_oversize_material_is_refused_for_that_student_only(runs):
+    attacked = runs["attacked"]
+    assert "512 KB" in str(attacked["attack_sparse_32gib"])
+    assert "times its packed size" in str(attacked["attack_zip_bomb"])
+    flood = attacked["attack_magic_flood"]
+    assert flood["score"] == 0 and len(flood["extra_data"]["warnings"]) == 1000
 
 
 def test_the_honest_submissions_score_as_expected(runs):
@@ -165,7 +252,8 @@ def test_the_attacks_met_the_sandbox(runs):
     attacked = runs["attacked"]
     box = attacked["honest_reference"]["extra_data"]["child"]["sandbox"]
     assert box["namespaces"] and box["filesystem"] == "private root" and box["rlimits"]
-    outputs = {sid: "\n".join(t["output"] for t in r["tests"]) for sid, r in attacked.items()}
+    outputs = {sid: "\n".join(t["output"] for t in r["tests"]) for sid, r in attacked.items()
+               if not isinstance(r, Exception)}
     assert "kit files writable: []" in outputs["attack_overwrite_kit"]
     assert "no solutions found" in outputs["attack_read_solutions_walk"]
     assert "no solutions found" in outputs["attack_read_solutions_syspath"]

@@ -130,7 +130,8 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
         records.on_result(sid, path, graded[sid])
     csv_path, summary = records.finish()
     records.close()
-    assert (out / "swapped" / "feedback.html").is_file() and (out / "swapped" / "feedback.md").is_file()
+    assert (out / "submissions" / "swapped" / "feedback.html").is_file()
+    assert (out / "submissions" / "swapped" / "feedback.md").is_file() and not (out / "swapped").exists()
     lines = csv_path.read_text().splitlines()
     assert lines[0].split(",")[:3] == ["student_id", "embedding", "positional_encoding"]
     row = dict(zip(lines[0].split(","), lines[3].split(",")))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autograder.untrusted import shown
+
 
 def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
     """``(student id, path)`` for every entry of a class folder: sub-folders (holding .py files or
@@ -19,7 +21,7 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
         if entry.is_dir() or entry.suffix == ".zip":
             entries.append((entry.stem if entry.is_file() else entry.name, entry))
         else:
-            click.echo(f"skipping {entry.name}: a submission is a folder or a .zip", err=True)
+            click.echo(f"skipping {shown(entry.name)}: a submission is a folder or a .zip", err=True)
     return entries
 
 
@@ -45,7 +47,7 @@ def require_training_data(names) -> None:
 @click.option("--class-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Grade every entry of this folder; each entry's name is the student id.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Write OUT/<student>/results.json here.")
+              help="Write OUT/submissions/<student>/results.json here (the student id percent-encoded).")
 @click.option("--public-only", is_flag=True, help="Run the public tests only.")
 @click.option("--exercise", "names", multiple=True, help="Grade only this exercise (repeatable).")
 @click.option("--seed", type=int, default=None, help="Seed of the hidden tests (default: a fresh one per run).")
@@ -72,7 +74,8 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
             workers, shard_spec, data_dir, with_similarity):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
 
-    Writes OUT/<student>/results.json, feedback.html and feedback.md, and for the class
+    Writes OUT/submissions/<student>/results.json, feedback.html and feedback.md (the
+    folder is the student id percent-encoded: a-z 0-9 . _ - kept), and for the class
     OUT/grades.csv, OUT/summary.html and the gradebook.
     """
     if workers == 1:
@@ -92,7 +95,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     ids = [sid for sid, _ in todo]
     if len(set(ids)) != len(ids):
         raise click.UsageError("two submissions have the same student id: " +
-                               ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+                               ", ".join(sorted({shown(i) for i in ids if ids.count(i) > 1})))
     if shard_spec is not None and with_similarity:
         raise click.UsageError("--similarity compares the whole class: run `tkit similarity` once, not per shard")
     if shard_spec is not None:
@@ -123,10 +126,10 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         records.on_result(sid, path, results)
         if isinstance(results, Exception):
             failures.append(sid)
-            click.echo(f"{sid:<24} error: {results}")
+            click.echo(f"{shown(sid):<24} error: {shown(results)}")
             return
         ex = results["extra_data"]
-        click.echo(f"{sid:<24} {results['score']:>6g} / {ex['max_score']:g}   "
+        click.echo(f"{shown(sid):<24} {results['score']:>6g} / {ex['max_score']:g}   "
                    f"({results['execution_time']:.1f} s)")
 
     options = dict(visibility=visibility, names=names or None, seed=seed, lang=lang)
