@@ -1,75 +1,7 @@
-"""The ``tkit`` command group (click).
+"""Thin shim for ``python cli.py ...`` from a checkout: the ``tkit`` command lives in
+:mod:`autograder.cli` (the installed entry point is ``autograder.cli:main``)."""
 
-Each sub-command lives in its own module, ``autograder/commands/<name>.py``, exposing a
-click command named ``command``; this file only lists them and imports a module
-when its command is used, so ``tkit --help`` stays fast (no torch import). A command
-whose module is not part of this edition fails with a clear "not available" error.
-"""
-
-from __future__ import annotations
-
-import importlib
-
-import click
-
-from autograder import __version__
-
-# name -> (module, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("autograder.commands.check", "Self-check your exercises on the public tests."),
-    "grade": ("autograder.commands.grade", "Grade submissions or a whole class folder."),
-    "list": ("autograder.commands.list_exercises", "List the exercises and their points."),
-    "validate": ("autograder.commands.validate",
-                 "Prove the suites: reference 100, stubs 0, every mutant caught."),
-    "release": ("autograder.commands.release", "Write the student edition of the kit."),
-    "export": ("autograder.commands.export", "Export a Gradescope autograder or an nbgrader course."),
-    "data": ("autograder.commands.data", "Find, check or download the datasets (MNIST)."),
-    "doctor": ("autograder.commands.doctor", "Report which sandbox protections are active here."),
-    "gradebook": ("autograder.commands.gradebook", "Work with gradebooks (merge shards, export CSV)."),
-}
-
-
-def _unavailable(name: str, module: str, error: Exception) -> click.Command:
-    @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-                   add_help_option=False)
-    def command():
-        raise click.ClickException(
-            f"'tkit {name}' is not available in this edition of the kit ({module}: {error})")
-
-    command.help = COMMANDS[name][1] + " (not available)"
-    return command
-
-
-class LazyGroup(click.Group):
-    """A group whose sub-commands are imported only when they are run."""
-
-    def list_commands(self, ctx):
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx, name):
-        if name not in COMMANDS:
-            return None
-        module_name, short_help = COMMANDS[name]
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            return _unavailable(name, module_name, exc)
-        command = module.command
-        command.short_help = command.short_help or short_help
-        return command
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="tkit")
-def main():
-    """transformer-kit: build a Transformer and an AutoEncoder from scratch, and grade them.
-
-    Students: edit exercises/*.py, then run `tkit check`.
-    Instructors: `tkit grade --class-dir DIR --out DIR`, `tkit validate`, `tkit release`.
-    """
-
+from autograder.cli import COMMANDS, main  # noqa: F401  (re-exported for old imports)
 
 if __name__ == "__main__":
     main()

@@ -63,7 +63,7 @@ class ClassRecords:
             from autograder import pictures
 
             pictures.add_to_results(path, results, self.options.get("names"))
-        folder = self.out_dir / student_id
+        folder = self.student_folder(student_id)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
         if not results.get("error"):
@@ -79,5 +79,16 @@ class ClassRecords:
 
         csv_path = self.book.export_csv(self.out_dir / "grades.csv")
         summary = self.out_dir / "summary.html"
-        write_text_atomic(summary, reports.render_summary(self.book.all_results(), lang=self.lang))
+        write_text_atomic(summary, reports.render_summary(self.book.all_results(), lang=self.lang,
+                                                          feedback_href=self.feedback_href))
         return csv_path, summary
+
+    def student_folder(self, student_id: str) -> Path:
+        """Where a student's results.json, feedback.html and feedback.md are written."""
+        return self.out_dir / student_id
+
+    def feedback_href(self, student_id: str) -> str:
+        """The link from ``summary.html`` (in ``out_dir``) to the student's ``feedback.html``."""
+        from urllib.parse import quote
+
+        return quote((self.student_folder(student_id) / "feedback.html").relative_to(self.out_dir).as_posix())
