@@ -33,3 +33,26 @@ def make_venv(where: Path, kit: Path) -> Path:
     subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
                     "--no-build-isolation", "--no-index", "-e", str(kit)], check=True)
     return where / "bin"
+
+
+def make_wheel_venv(where: Path, wheel: Path) -> Path:
+    """Create a venv at ``where`` with the built ``wheel`` installed (not editable, no
+    dependencies: they come from the running interpreter's site-packages, as in
+    :func:`make_venv`); returns its ``bin/`` folder."""
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(where)], check=True)
+    site = where / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (site / "_kit_dependencies.pth").write_text("\n".join(dependency_paths()) + "\n", encoding="utf-8")
+    subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                    str(wheel)], check=True)
+    return where / "bin"
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """``pip wheel`` of the project in ``source`` into ``out`` (no dependencies, no index, the
+    running interpreter's setuptools); returns the ``.whl``."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-index", "-w", str(out), str(source)], check=True)
+    wheels = sorted(Path(out).glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
