@@ -89,11 +89,29 @@ def test_nothing_reads_a_folder_beside_the_kit():
                  for p in (REPO_ROOT / folder).rglob("*.py")
                  if p != Path(__file__) and pattern.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_the_docs_live_in_the_repository_with_working_relative_links():
+    docs = ["README.md", "exercises/README.md", "docs/DESIGN.md", "datasets/mnist/README.md",
+            "examples/sample_class/README.md"]
+    for doc in docs:
+        text = (REPO_ROOT / doc).read_text(encoding="utf-8")
+        assert "../shared" not in text, doc
+        for link in re.findall(r"\]\(([^)#\s]+)\)", text):
+            if not link.startswith(("http://", "https://")):
+                assert (REPO_ROOT / doc).parent.joinpath(link).resolve().exists(), f"{doc}: {link}"
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    assert "../shared" not in readme
-    for link in re.findall(r"\]\(([^)#]+)\)", readme):
-        if not link.startswith("http"):
-            assert (REPO_ROOT / link).exists(), link
+    assert "](exercises/README.md)" in readme and "](docs/DESIGN.md)" in readme
+
+
+def test_masked_softmax_hint_and_docstring_agree_on_the_fill_value():
+    """The stub's TODO says what its docstring says: the finite finfo.min, not -inf."""
+    stub = (REPO_ROOT / "exercises" / "masks.py").read_text(encoding="utf-8")
+    body = stub.split("def masked_softmax", 1)[1].split("\ndef ", 1)[0]
+    docstring, code = body.split('"""')[1], body.split('"""')[2]
+    todo = [line for line in code.splitlines() if line.strip().startswith("# TODO")]
+    assert "finfo(scores.dtype).min" in docstring and "instead of ``-inf``" in docstring
+    assert todo and "torch.finfo(scores.dtype).min (not -inf" in todo[0]
 
 
 def test_the_sample_class_readme_states_the_totals():
