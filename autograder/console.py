@@ -22,17 +22,83 @@ def exercise_rows(results: dict) -> list[tuple[str, float, float, int, int]]:
     return rows
 
 
-def print_results(results: dict, console: Console | None = None, show_failures: bool = True) -> None:
-    """Print the per-exercise table and, below it, each failing test's message (and each test
-    the kit could not judge, marked not graded, with the reason: e.g. the MNIST command to run)."""
+# Without -v, at most this many failing tests are shown with their messages.
+MAX_DETAILS = 8
+
+
+def _details(results: dict, verbose: bool) -> tuple[list[dict], int]:
+    """The failing tests to show with their message, and how many others are left out: every
+    one with ``verbose``; otherwise the first :data:`MAX_DETAILS` that are not just an
+    untouched TODO (those are counted in the summary line)."""
+    failing = [t for t in results["tests"] if t["status"] != "passed" and not not_graded.reason(t)]
+    if verbose:
+        return failing, 0
+    real = [t for t in failing if (t.get("extra_data") or {}).get("failure") != "not_implemented"]
+    return real[:MAX_DETAILS], len(failing) - len(real[:MAX_DETAILS])
+
+
+def summary_line(results: dict, hidden_details: int = 0) -> str:
+    """One line: how many tests passed, how many only hit an unimplemented TODO, how many failed,
+    and, when messages were left out, how to see them (``tkit check -v``)."""
+    tests = results["tests"]
+    passed = sum(t["status"] == "passed" for t in tests)
+    ungraded = sum(bool(not_graded.reason(t)) for t in tests)
+    todo = sum(t["status"] != "passed" and (t.get("extra_data") or {}).get("failure") == "not_implemented"
+               for t in tests)
+    line = _("{passed} of {total} tests passed, {todo} not implemented yet, {failed} failed.").format(
+        passed=passed, total=len(tests), todo=todo, failed=len(tests) - passed - todo - ungraded)
+    if ungraded:
+        line += " " + _("{count} not graded (see above).").format(count=ungraded)
+    if hidden_details:
+        line += " " + _("Run `tkit check -v` to see every message ({count} not shown).").format(
+            count=hidden_details)
+    return line
+
+
+def print_results(results: dict, console: Console | None = None, show_failures: bool = True,
+                  verbose: bool = False) -> None:
+    """Print the failing tests' messages, then the per-exercise table with the total, then a
+    one-line summary (so the table and the total stay on screen).
+
+    Args:
+        results: a results.json dict (``tests``, ``score``, ``extra_data["max_score"]``).
+        console: where to print (default: a new rich Console on stdout).
+        show_failures: print failing tests' messages at all.
+        verbose: print every failing test's message; otherwise at most :data:`MAX_DETAILS`,
+            skipping tests that only hit an unimplemented TODO.
+    """
     console = console or Console()
+    shown, left_out = _details(results, verbose) if show_failures else ([], 0)
+    for test in shown:
+        console.print(f"[bold red]✗[/] {escape(test['name'])}", highlight=False, markup=True)
+        for line in (test.get("output") or "").splitlines():
+            console.print(f"    {line}", highlight=False, markup=False)
+    _print_not_graded(results, console)
+    console.print(_table(results))
+    console.print(summary_line(results, left_out if show_failures else 0), highlight=False, markup=False)
+
+
+def _print_not_graded(results: dict, console: Console) -> None:
+    """The tests the kit could not judge, each with its reason (whoever runs the check is who
+    can fix it: e.g. the MNIST command to run)."""
+    for test in results["tests"]:
+        reason = not_graded.reason(test)
+        if test["status"] == "passed" or not reason:
+            continue
+        console.print(f"[bold magenta]–[/] {escape(test['name'])} ({escape(_('not graded'))})",
+                      highlight=False, markup=True)
+        for line in reason.splitlines():
+            console.print(f"    {line}", highlight=False, markup=False)
+
+
+def _table(results: dict) -> Table:
     ko = language() == "ko"
+    ungraded = not_graded.of_results(results)
     table = Table(title=_("Results"), show_lines=False)
     table.add_column(_("exercise"))
     table.add_column(_("title"))
     table.add_column(_("tests passed"), justify="right")
     table.add_column(_("points"), justify="right")
-    ungraded = not_graded.of_results(results)
     for name, score, max_score, passed, total in exercise_rows(results):
         ex = exercises.get(name)
         style = "green" if passed == total else ("yellow" if passed else "red")
@@ -42,21 +108,4 @@ def print_results(results: dict, console: Console | None = None, show_failures: 
         table.add_row(name, ex.title_ko if ko else ex.title_en, f"{passed}/{total}", points, style=style)
     table.add_row("", _("total"), "", f"{results['score']:g}/{results['extra_data']['max_score']:g}",
                   style="bold")
-    console.print(table)
-    if ungraded:   # whoever runs the check is who can fix it: the reasons are shown below
-        console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}",
-                      highlight=False, markup=True)
-    if not show_failures:
-        return
-    for test in results["tests"]:
-        if test["status"] == "passed":
-            continue
-        if not_graded.reason(test):
-            console.print(f"[bold magenta]–[/] {escape(test['name'])} ({escape(_('not graded'))})",
-                          highlight=False, markup=True)
-            for line in not_graded.reason(test).splitlines():
-                console.print(f"    {line}", highlight=False, markup=False)
-            continue
-        console.print(f"[bold red]✗[/] {escape(test['name'])}", highlight=False, markup=True)
-        for line in (test.get("output") or "").splitlines():
-            console.print(f"    {line}", highlight=False, markup=False)
+    return table

@@ -1,4 +1,4 @@
-"""The eleven exercises of EXERCISES.md: order, points (100 in all) and components.
+"""The eleven exercises of exercises/README.md: order, points (100 in all) and components.
 
 ``depends`` lists the exercises whose student modules a composite imports, so that a
 composite's failure can point at a failing component.

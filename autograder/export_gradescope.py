@@ -32,7 +32,8 @@ from autograder import paths
 
 DEFAULT_ROOT = "/autograder"
 # What of the instructor kit goes into the zip's kit/ folder (relative to the kit root).
-KIT_ENTRIES = ("pyproject.toml", "README.md", "cli.py", "autograder", "solutions", "templates", "datasets")
+KIT_ENTRIES = ("pyproject.toml", "setup.py", "README.md", "cli.py", "autograder", "solutions", "templates", "datasets",
+               "exercises", "docs")
 # Never bundled from the kit folder: caches and data files (MNIST is added, verified, by mnist_files).
 SKIP_PARTS = frozenset({"__pycache__", ".pytest_cache", ".ipynb_checkpoints"})
 SKIP_SUFFIXES = (".pyc", ".gz", ".idx", ".ubyte")

@@ -4,8 +4,11 @@ Where the files are looked for, in order (the first folder holding a split wins)
 
 1. ``data_dir`` (the ``--data-dir`` option of the commands);
 2. the ``TKIT_DATA_DIR`` environment variable;
-3. ``datasets/mnist`` in the kit (where ``tkit data mnist --download`` puts them);
-4. ``../shared/datasets/mnist`` beside the kit (the course's shared, read-only copy; CI uses it).
+3. ``datasets/mnist`` in the kit: the official test set (t10k) ships there, embedded in every
+   checkout, student edition, wheel and Gradescope zip (see ``datasets/mnist/README.md``), and
+   ``tkit data mnist --download`` adds the training set in its ``raw/``.
+
+Nothing outside these folders is searched.
 
 In each folder the four files (``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``,
 ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``, each plain or ``.gz``) may sit directly,
@@ -21,7 +24,7 @@ floats in [0, 1] with ``torchvision.transforms.v2.functional.to_dtype(..., scale
 
 The grading split (:func:`grading_split`): a fixed, seeded sample of training images and a
 separate held-out sample. With the official training set present, training images come from
-it and held-out images from the test set; with only the test set (CI), its 10,000 digits are
+it and held-out images from the test set; with only the test set (the embedded default), its 10,000 digits are
 shuffled with a fixed seed and split into two disjoint pools.
 """
 
@@ -85,7 +88,6 @@ def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
     if os.environ.get(ENV_VAR):
         candidates.append(Path(os.environ[ENV_VAR]))
     candidates.append(paths.datasets_dir() / "mnist")
-    candidates.append(paths.kit_root().parent / "shared" / "datasets" / "mnist")
     seen, out = set(), []
     for c in candidates:
         key = str(c.expanduser().resolve())

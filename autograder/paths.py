@@ -1,22 +1,43 @@
 """Where the kit's folders are.
 
-The kit root is the folder holding ``autograder/`` (a source checkout or an editable
-install); ``TKIT_ROOT`` overrides it. A student edition has no ``solutions/``, no
+Two layouts, one set of functions:
+
+* a **source tree** (a checkout, a student edition folder, or an editable install of either):
+  the kit root is the folder holding ``autograder/``, with ``templates/``, ``datasets/``,
+  ``exercises/`` and (instructor kit only) ``solutions/`` beside it;
+* an **installed kit** (``pip install .`` or a wheel): those folders are package data inside
+  the package, under ``autograder/_kit/`` (see ``pyproject.toml``), found with
+  :mod:`importlib.resources`; nothing is looked for next to ``site-packages``.
+
+``TKIT_ROOT`` overrides the kit root in both. A student edition has no ``solutions/``, no
 hidden suite and no catalog: the functions for those return ``None`` there.
 """
 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+# The package-data folder of an installed kit (absent in a source tree).
+INSTALLED_DATA = "_kit"
+
+
+def installed_data_dir() -> Path | None:
+    """``autograder/_kit`` of an installed kit (via :mod:`importlib.resources`), or None in a
+    source tree, where the folders sit beside ``autograder/``."""
+    folder = resources.files("autograder") / INSTALLED_DATA
+    return Path(str(folder)) if folder.is_dir() else None
 
 
 def kit_root() -> Path:
-    """The kit's top folder (``TKIT_ROOT`` or the parent of ``autograder/``)."""
+    """The kit's top folder: ``TKIT_ROOT``, else the installed package data
+    (:func:`installed_data_dir`), else the parent of ``autograder/``."""
     env = os.environ.get("TKIT_ROOT")
-    return Path(env).resolve() if env else PACKAGE_DIR.parent
+    if env:
+        return Path(env).resolve()
+    return installed_data_dir() or PACKAGE_DIR.parent
 
 
 def _optional(path: Path) -> Path | None:
@@ -29,7 +50,7 @@ def solutions_dir() -> Path | None:
 
 
 def exercises_dir() -> Path:
-    """``exercises/``: the student stubs."""
+    """``exercises/``: the student stubs (in an installed kit, the untouched copies)."""
     return kit_root() / "exercises"
 
 
@@ -44,5 +65,6 @@ def templates_dir() -> Path:
 
 
 def datasets_dir() -> Path:
-    """``datasets/``: the data manifest and data the kit makes or downloads."""
+    """``datasets/``: the data manifest, the shipped MNIST test set (``datasets/mnist/``) and
+    data the kit downloads."""
     return kit_root() / "datasets"

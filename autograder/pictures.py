@@ -9,7 +9,7 @@ Two sources of plot data, both plain lists of numbers stored in results.json:
   which calls the student's own functions through :class:`autograder.remote.RemoteImpl`
   (student code runs only in the child) on small fixed inputs: the positional-encoding
   table and the attention weights of a padded and a causal example. These cost no points
-  and use only inputs and formulas printed in EXERCISES.md, so nothing hidden leaks.
+  and use only inputs and formulas printed in exercises/README.md, so nothing hidden leaks.
 
 Figure names and the data each holds (lists are nested lists of floats):
 
@@ -45,7 +45,7 @@ class FigureDataError(ValueError):
 
 # -- data from the student's code ---------------------------------------------------------
 def formula_table(max_len: int, d_model: int):
-    """The sinusoidal table of EXERCISES.md, float64 ``[max_len, d_model]``:
+    """The sinusoidal table of exercises/README.md, float64 ``[max_len, d_model]``:
     ``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))``, ``PE[pos, 2i+1] = cos(...)``."""
     import torch
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder import gradebook, reports
-from autograder.untrusted import submission_dir
+from autograder.untrusted import report_href, submission_dir
 
 
 class ClassRecords:
@@ -66,7 +66,7 @@ class ClassRecords:
             from autograder import pictures
 
             pictures.add_to_results(path, results, self.options.get("names"))
-        folder = submission_dir(self.out_dir, student_id)
+        folder = self.student_folder(student_id)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
         if not results.get("error"):
@@ -82,5 +82,14 @@ class ClassRecords:
 
         csv_path = self.book.export_csv(self.out_dir / "grades.csv")
         summary = self.out_dir / "summary.html"
-        write_text_atomic(summary, reports.render_summary(self.book.all_results(), lang=self.lang))
+        write_text_atomic(summary, reports.render_summary(self.book.all_results(), lang=self.lang,
+                                                          feedback_href=self.feedback_href))
         return csv_path, summary
+
+    def student_folder(self, student_id: str) -> Path:
+        """Where a student's results.json, feedback.html and feedback.md are written."""
+        return submission_dir(self.out_dir, student_id)
+
+    def feedback_href(self, student_id: str) -> str:
+        """The link from ``summary.html`` (in ``out_dir``) to the student's ``feedback.html``."""
+        return report_href(student_id)

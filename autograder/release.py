@@ -7,8 +7,11 @@ The edition holds what a student needs to do the exercises and self-check them:
 * the public suites (``autograder/suites/public/``, ``pytest.ini``) and the engine modules they
   and the student commands (:data:`STUDENT_COMMANDS`) import, found by following the
   ``autograder`` imports of their source (:func:`engine_modules`), plus the child package;
-* ``cli.py`` (instructor commands report "not available in this edition"), a ``pyproject.toml``
-  and a bilingual ``README.md`` rendered from ``templates/release/``.
+* ``autograder/cli.py`` (``tkit --help`` lists only the student commands) with the ``cli.py``
+  shim, ``setup.py`` (the same packaging as the kit's: templates, data and stubs as package
+  data), a ``pyproject.toml`` and a bilingual ``README.md`` rendered from ``templates/release/``;
+* the exercise contract (``exercises/README.md``), the shipped MNIST test set with its licence
+  (``datasets/mnist/``), and the report templates.
 
 It never holds solution code, hidden suites or the mistake catalog (:data:`INSTRUCTOR_ONLY`):
 :func:`reference_material` scans a written edition for them, and :func:`build_edition` refuses
@@ -28,12 +31,14 @@ from autograder import paths, stubs
 # tkit sub-commands a student uses; their modules are shipped when they exist.
 STUDENT_COMMANDS = ("check", "list", "data", "doctor")
 # Engine roots besides the commands: the pytest plugin and what grading calls lazily.
-ENGINE_ROOTS = ("autograder.plugin", "autograder.notebooks", "autograder.variants")
+ENGINE_ROOTS = ("autograder.cli", "autograder.plugin", "autograder.notebooks", "autograder.variants")
 # Paths (relative to the kit root) that are reference-only and never shipped.
 INSTRUCTOR_ONLY = ("solutions", "autograder/catalog", "autograder/suites/hidden")
 # Non-Python files shipped beside the modules, as glob patterns relative to the kit root.
 DATA_FILES = ("autograder/suites/pytest.ini", "autograder/locale/**/*.mo", "autograder/locale/**/*.po",
-              "datasets/*.json", "datasets/*.md",
+              "datasets/*.json", "datasets/*.md", "datasets/mnist/*.gz", "datasets/mnist/README.md",
+              "datasets/mnist/MD5SUMS", "exercises/README.md", "docs/DESIGN.md",
+              "cli.py", "setup.py",
               "templates/*.html", "templates/*.md")  # report templates (tkit check --html); not subfolders
 # The kit's own top-level folders, which --out may not point into.
 KIT_FOLDERS = frozenset({"autograder", "solutions", "exercises", "templates", "tests", "datasets",
@@ -123,7 +128,7 @@ def engine_modules(kit_root: Path | None = None) -> list[Path]:
 
 def _command_module(name: str) -> str:
     """The module of a ``tkit`` sub-command, from ``cli.COMMANDS`` (``list`` -> ``list_exercises``)."""
-    import cli
+    from autograder import cli
 
     return cli.COMMANDS[name][0].rsplit(".", 1)[-1]
 
@@ -187,7 +192,7 @@ def build_edition(out: Path, *, force: bool = False) -> Edition:
             raise ReleaseError(f"{out} exists and is not empty; use --force to replace it")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    for rel in engine_modules(root) + _data_files(root) + [Path("cli.py")]:
+    for rel in engine_modules(root) + _data_files(root):
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / rel, out / rel)
     public = out / "autograder" / "suites" / "public"

@@ -3,8 +3,9 @@
 * :func:`render_feedback` -> ``feedback.html`` / ``feedback.md`` for one submission, from its
   results dict (results.json): total and per-exercise scores, each test with status and points,
   the named mistake and what to try, and pictures (:mod:`autograder.pictures`).
-* :func:`render_summary` -> ``summary.html`` for a class: score distribution, pass rate of every
-  test, the most common named mistakes, the slowest submissions.
+* :func:`render_summary` -> ``summary.html`` for a class: the roster (:mod:`autograder.roster`),
+  score distribution, pass rate of every test, the most common named mistakes, the slowest
+  submissions.
 
 Reports are self-contained: CSS inline, pictures as PNG data URIs, no scripts, no network.
 Student-chosen text (ids, error messages naming their files, printed output) is data: control
@@ -180,8 +181,9 @@ def test_view(test: dict) -> dict:
     return view
 
 
-def feedback_context(results: dict, student: str = "", *, pictures: bool = True) -> dict:
-    """The template context of ``feedback.html``/``feedback.md`` (current language)."""
+def feedback_context(results: dict, student: str = "", *, pictures: bool = True, self_check: bool = False) -> dict:
+    """The template context of ``feedback.html``/``feedback.md`` (current language).
+    ``self_check``: a student's own ``tkit check --html`` report (titled for the student)."""
     from autograder import pictures as pics
 
     for key in ("score", "tests", "extra_data"):
@@ -220,6 +222,7 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True)
         "seed": extra.get("seed"), "kit_version": extra.get("kit_version", __version__),
         "execution_time": results.get("execution_time"),
         "error": shown(results.get("error", ""), one_line=False),
+        "self_check": self_check, "any_hidden": any(v["hidden"] for v in views),
     }
 
 
@@ -231,13 +234,15 @@ def error_results(message: str, submission: str = "") -> dict:
 
 
 def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang: str | None = None,
-                    pictures: bool = True) -> str:
-    """``feedback.html`` (``fmt="html"``) or ``feedback.md`` (``fmt="md"``) as text."""
+                    pictures: bool = True, self_check: bool = False) -> str:
+    """``feedback.html`` (``fmt="html"``) or ``feedback.md`` (``fmt="md"``) as text;
+    ``self_check`` titles it for a student's own ``tkit check`` run."""
     if fmt not in ("html", "md"):
         raise ValueError(f"fmt must be 'html' or 'md', got {fmt!r}")
 
     def render():
-        context = feedback_context(results, student, pictures=pictures and fmt == "html")
+        context = feedback_context(results, student, pictures=pictures and fmt == "html",
+                                   self_check=self_check)
         return environment().get_template(f"feedback.{fmt}").render(**context)
 
     return _with_language(lang, render)
@@ -256,10 +261,12 @@ def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str
 
 
 # -- per class ----------------------------------------------------------------------------------
-def summary_context(class_results: dict[str, dict]) -> dict:
+def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
     """The template context of ``summary.html`` from ``{student id: results}`` (results of
-    submissions that could not be graded carry an ``error``)."""
+    submissions that could not be graded carry an ``error``). ``feedback_href(student id)``
+    gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.roster`)."""
     from autograder import pictures as pics
+    from autograder import roster
 
     graded = {sid: r for sid, r in class_results.items() if not r.get("error")}
     errors = {shown(sid): shown(r["error"]) for sid, r in class_results.items() if r.get("error")}
@@ -301,6 +308,9 @@ def summary_context(class_results: dict[str, dict]) -> dict:
         "not_graded": {shown(sid): not_graded.of_results(r) for sid, r in sorted(graded.items())
                        if not_graded.of_results(r)},
         "students": sorted(((shown(sid), float(r["score"])) for sid, r in graded.items()), key=lambda x: x[0]),
+        "roster": [{**row, "mistakes": [_mistake(m) for m in row["mistakes"]]}
+                   for row in roster.rows(class_results, feedback_href)],
+        "roster_exercises": roster.graded_exercises(class_results),
     }
 
 
@@ -337,10 +347,10 @@ def _mistake_exercise(mistake_id: str) -> str:
         return ""
 
 
-def render_summary(class_results: dict[str, dict], *, lang: str | None = None) -> str:
+def render_summary(class_results: dict[str, dict], *, lang: str | None = None, feedback_href=None) -> str:
     """``summary.html`` as text (see :func:`summary_context`)."""
     return _with_language(lang, lambda: environment().get_template("summary.html").render(
-        **summary_context(class_results)))
+        **summary_context(class_results, feedback_href)))
 
 
 def code_fence(text: str) -> str:

@@ -89,7 +89,8 @@ def hidden_paths() -> list[str]:
 
     root = paths.kit_root()
     candidates = [paths.PACKAGE_DIR, paths.solutions_dir(), root / ".git", root / "tests"]
-    return sorted({str(Path(p).resolve()) for p in candidates if p is not None and Path(p).exists()})
+    found = {Path(p).resolve() for p in candidates if p is not None and Path(p).exists()}
+    return sorted(str(p) for p in found if not any(q in p.parents for q in found))  # nested: hidden with its parent
 
 
 class ChildDied(Exception):

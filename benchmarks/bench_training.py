@@ -8,7 +8,7 @@ whole check (child start, training, measurement), the measured value, and the cr
 and first, per check, the CPU seconds of the reference run in this process with one torch
 thread, which is what the check costs on one idle core when the machine is shared.
 
-    python benchmarks/bench_training.py --data-dir ../shared/datasets/mnist --runs 3 --one-core
+    python benchmarks/bench_training.py --runs 3 --one-core   # the shipped MNIST test set
     python benchmarks/bench_training.py --only autoencoder --mutants
 
 ``--one-core`` pins this process and its children to a single CPU (Linux), the setting in

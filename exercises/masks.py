@@ -101,8 +101,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
     Note: ``F.scaled_dot_product_attention`` uses the opposite boolean convention (True = may
     attend) and may not be used in the exercises.
     """
-    # TODO: fill blocked scores with a very negative value (-inf, or torch.finfo(scores.dtype).min), take torch.softmax, then set the blocked positions to 0 so fully blocked rows give zeros, not NaN.
-    # 할 일: 가려진 점수를 아주 작은 값(-inf 나 torch.finfo(scores.dtype).min)으로 채우고 torch.softmax 후 가려진 위치를 0 으로 만들어, 모두 가려진 행이 NaN 이 아닌 0 이 되게 하세요.
+    # TODO: fill blocked scores with a very negative *finite* value, torch.finfo(scores.dtype).min (not -inf, which makes fully blocked rows and their gradient NaN), take torch.softmax, then set the blocked positions to 0 so fully blocked rows give zeros.
+    # 할 일: 가려진 점수를 아주 작은 *유한한* 값 torch.finfo(scores.dtype).min 으로 채우고(-inf 는 모두 가려진 행과 그 기울기를 NaN 으로 만듭니다) torch.softmax 후 가려진 위치를 0 으로 만들어, 모두 가려진 행이 0 이 되게 하세요.
     raise NotImplementedError("masks: masked_softmax is not implemented yet (아직 구현되지 않았습니다)")
 
 

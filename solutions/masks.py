@@ -107,8 +107,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
     attend) and may not be used in the exercises.
     """
     ### BEGIN SOLUTION
-    # HINT: fill blocked scores with a very negative value (-inf, or torch.finfo(scores.dtype).min), take torch.softmax, then set the blocked positions to 0 so fully blocked rows give zeros, not NaN.
-    # 힌트: 가려진 점수를 아주 작은 값(-inf 나 torch.finfo(scores.dtype).min)으로 채우고 torch.softmax 후 가려진 위치를 0 으로 만들어, 모두 가려진 행이 NaN 이 아닌 0 이 되게 하세요.
+    # HINT: fill blocked scores with a very negative *finite* value, torch.finfo(scores.dtype).min (not -inf, which makes fully blocked rows and their gradient NaN), take torch.softmax, then set the blocked positions to 0 so fully blocked rows give zeros.
+    # 힌트: 가려진 점수를 아주 작은 *유한한* 값 torch.finfo(scores.dtype).min 으로 채우고(-inf 는 모두 가려진 행과 그 기울기를 NaN 으로 만듭니다) torch.softmax 후 가려진 위치를 0 으로 만들어, 모두 가려진 행이 0 이 되게 하세요.
     if mask is None:
         return torch.softmax(scores, dim=dim)
     fits = mask.dim() <= scores.dim() and all(

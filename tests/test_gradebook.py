@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from autograder import __version__, gradebook
 from autograder.gradebook import Gradebook, GradebookError
-from cli import main
+from autograder.cli import main
 
 
 def results(score_pe: float, score_masks: float, seed: int = 1) -> dict:

@@ -125,8 +125,9 @@ def test_mnist_is_bundled_only_when_the_autoencoder_is_graded(tmp_path):
     from autograder import mnist
 
     found = sorted(p.name for split in mnist.available_splits() for p in mnist.locate(split).values())
-    assert "t10k-images-idx3-ubyte.gz" in found  # the official test set beside the kit (../shared)
+    assert "t10k-images-idx3-ubyte.gz" in found  # the official test set shipped in datasets/mnist
     with_ae = export_gradescope.build_zip(tmp_path / "ae.zip", ["autoencoder"])
     assert sorted(m.rsplit("/", 1)[1] for m in with_ae if m.startswith("kit/datasets/mnist/raw/")) == found
     without = export_gradescope.build_zip(tmp_path / "emb.zip", [EXERCISE])
-    assert not [m for m in without if m.startswith("kit/datasets/mnist/")]
+    assert not [m for m in without if m.startswith("kit/datasets/mnist/") and m.endswith(".gz")]
+    assert "kit/datasets/mnist/README.md" in with_ae   # the dataset's licence and citation travel with it

@@ -50,6 +50,17 @@ def test_placeholders_survive_translation(po):
             assert fields(m.id) == fields(m.string), m.id
 
 
+def test_korean_particles_attach_to_the_word_before_them(po):
+    """No stray space inside a Korean word: a particle or counter right after a placeholder or
+    an ASCII word is written without a space ("{what}의 {i}번째 항목", not "{what} 의 {i} 번째"),
+    so composed messages never read "0 번째 항목 의 값이"."""
+    import re
+
+    stray = re.compile(r"[}A-Za-z0-9_)\]] (을|를|이|가|은|는|의|에|에서|로|으로|와|과|입니다|이어야|번째|개)(?=[ \",.:;)]|$)")
+    bad = [m.string for m in po if m.id and stray.search(m.string)]
+    assert not bad, bad
+
+
 def test_the_mo_is_compiled_from_the_current_po(po):
     with MO.open("rb") as f:
         compiled = gettext.GNUTranslations(f)

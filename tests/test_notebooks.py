@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from nbformat import v4
 
-import cli
+from autograder import cli
 from autograder import grading, notebooks
 
 from conftest import SOLUTIONS_DIR

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-import cli
+from autograder import cli
 from autograder import release, stubs
 
 from conftest import REPO_ROOT, SOLUTIONS_DIR
@@ -34,6 +34,13 @@ def test_the_edition_has_stubs_public_suites_and_the_cli(edition):
         assert (edition / "exercises" / name).read_text(encoding="utf-8") == expected
     readme = (edition / "README.md").read_text(encoding="utf-8")
     assert "tkit check" in readme and "자가 점검" in readme
+    # the contract, the design, the MNIST test set with its licence, and how the data is found
+    for doc in ("exercises/README.md", "docs/DESIGN.md", "datasets/mnist/README.md", "datasets/manifest.json"):
+        assert (edition / doc).read_bytes() == (REPO_ROOT / doc).read_bytes(), doc
+    for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+        assert (edition / "datasets/mnist" / name).read_bytes() == (REPO_ROOT / "datasets/mnist" / name).read_bytes()
+    assert "datasets/mnist/" in readme and "TKIT_DATA_DIR" in readme and "CC BY-SA 3.0" in readme
+    assert (edition / "autograder/cli.py").is_file() and (edition / "setup.py").is_file()
 
 
 def test_the_edition_holds_nothing_reference_only(edition):
@@ -74,11 +81,17 @@ def test_release_refuses_to_overwrite(edition, tmp_path):
 
 def test_the_edition_installs_in_a_fresh_venv_and_checks_the_stubs(edition, tmp_path):
     bin_dir = make_venv(tmp_path / "venv", edition)
-    env = {k: v for k, v in os.environ.items() if k not in ("TKIT_ROOT", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k not in ("TKIT_ROOT", "PYTHONPATH", "TKIT_DATA_DIR")}
     env.update(COLUMNS="120", TKIT_LANG="en")
-    where = subprocess.run([str(bin_dir / "python"), "-c", "import autograder, cli; print(autograder.__file__)"],
+    where = subprocess.run([str(bin_dir / "python"), "-c", "import autograder.cli, autograder; print(autograder.__file__)"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert where.stdout.strip() == str(edition / "autograder" / "__init__.py")
+
+    helped = subprocess.run([str(bin_dir / "tkit"), "--help"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, check=True)
+    listed = [line.split()[0] for line in helped.stdout.split("Commands:")[1].splitlines() if line.strip()]
+    assert listed == sorted(release.STUDENT_COMMANDS), helped.stdout
+    assert "not available" not in helped.stdout
 
     run = subprocess.run([str(bin_dir / "tkit"), "check"], cwd=edition, env=env, capture_output=True,
                          text=True, timeout=600)
@@ -88,7 +101,15 @@ def test_the_edition_installs_in_a_fresh_venv_and_checks_the_stubs(edition, tmp_
     assert any("Results" in line for line in lines)
     total = [line for line in lines if " total " in line]
     assert total and total[0].split("│")[-2].strip().startswith("0/"), run.stdout
-    assert "is not implemented yet" in run.stdout
+    # untouched stubs: no per-test messages, the table and total stay on screen, one summary line
+    n = int(lines[-1].split(" of ")[1].split()[0])
+    assert n > 30 and lines[-1] == (f"0 of {n} tests passed, {n} not implemented yet, 0 failed. "
+                                    f"Run `tkit check -v` to see every message ({n} not shown)."), run.stdout
+    assert len(lines) < 30 and "is not implemented yet" not in run.stdout
+
+    verbose = subprocess.run([str(bin_dir / "tkit"), "check", "embedding", "-v"], cwd=edition, env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert "TokenEmbedding.__init__ is not implemented yet" in verbose.stdout, verbose.stdout
 
     hidden = subprocess.run([str(bin_dir / "tkit"), "grade", "exercises", "--out", str(tmp_path / "g")],
                             cwd=edition, env=env, capture_output=True, text=True)

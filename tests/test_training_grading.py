@@ -1,7 +1,6 @@
 """Kit tests of issue 5: MNIST loading and the training-based grading's thresholds.
 
-Data: the official MNIST test set in ``../shared/datasets/mnist`` beside the kit (CI) or
-``TKIT_DATA_DIR``. The threshold tests train the reference and the catalog mutants with the
+Data: the official MNIST test set shipped in the kit's ``datasets/mnist`` (or ``TKIT_DATA_DIR``). The threshold tests train the reference and the catalog mutants with the
 fixed grading budgets of :mod:`autograder.suitelib.training` (in this process, one torch thread,
 as in the child) and check that the reference passes with margin while an untrained model, an
 identity AutoEncoder, a skip path, a training loop that never steps and a Transformer without
@@ -22,7 +21,7 @@ from autograder.remote import RemoteImpl
 from autograder.suitelib import training
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("TKIT_DATA_DIR") or REPO.parent / "shared" / "datasets" / "mnist")
+DATA = Path(os.environ.get("TKIT_DATA_DIR") or REPO / "datasets" / "mnist")
 TEST_FILES = ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 
 
@@ -47,7 +46,7 @@ def isolated_kit(tmp_path, monkeypatch):
 
 
 def copy_test_set(dest: Path, *, compressed: bool = True) -> dict[str, Path]:
-    """Copy (or decompress) the shared test-set files into ``dest``; returns name -> path."""
+    """Copy (or decompress) the shipped test-set files into ``dest``; returns name -> path."""
     dest.mkdir(parents=True, exist_ok=True)
     out = {}
     for name in TEST_FILES:
@@ -137,7 +136,7 @@ def test_grading_split_is_fixed_and_disjoint():
 
 
 def test_tkit_data_mnist_command(isolated_kit, tmp_path):
-    from cli import main
+    from autograder.cli import main
 
     ok = CliRunner().invoke(main, ["data", "mnist", "--data-dir", str(DATA), "--verify"])
     assert ok.exit_code == 0, ok.output

@@ -12,17 +12,19 @@ import click
 @click.command(name="check")
 @click.argument("exercise", nargs=-1)
 @click.option("--path", "path", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Folder (or .zip) with your modules [default: exercises/].")
+              help="Folder (or .zip) with your modules [default: ./exercises if there is one, else the kit's stubs].")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the results JSON here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write an HTML report (with pictures) here.")
 @click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the messages.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show every failing test's message (by default: at most a few, and none for untouched TODOs).")
 @click.option("--data-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Folder holding the MNIST files for the AutoEncoder's training tests "
                    "[default: TKIT_DATA_DIR, then datasets/mnist; `tkit data mnist --download` fetches them].")
-def command(exercise, path, json_path, html_path, lang, seed, data_dir):
+def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir):
     """Run the public tests on your exercises (all, or the EXERCISE names given).
 
     Exits 0 only when every checked test passes.
@@ -35,22 +37,30 @@ def command(exercise, path, json_path, html_path, lang, seed, data_dir):
     from autograder.console import print_results
 
     prepare_run(lang, data_dir, exercise, "EXERCISE")
-    path = path or paths.exercises_dir()
+    path = path or default_path(paths)
     try:
         results = grading.grade_submission(path, visibility=("public",), names=exercise or None,
                                            seed=seed, lang=lang)
     except grading.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
-    print_results(results)
     for note in results["extra_data"].get("warnings", []):
         click.echo(f"warning: {note}")
+    print_results(results, verbose=verbose)
     if html_path:
         from autograder import pictures, reports
         from autograder.plugin import write_text_atomic
 
         pictures.add_to_results(path, results, exercise or None)
-        write_text_atomic(html_path, reports.render_feedback(results, "html", lang=lang))
+        write_text_atomic(html_path, reports.render_feedback(results, "html", lang=lang, self_check=True))
         click.echo(i18n._("HTML report written to {path}").format(path=html_path))
     if json_path:
         json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     sys.exit(0 if all(t["status"] == "passed" for t in results["tests"]) else 1)
+
+
+def default_path(paths) -> Path:
+    """What ``tkit check`` checks without ``--path``: ``./exercises`` when the current folder has
+    one (a student working in the kit's folder, whatever way it was installed), else the kit's
+    own ``exercises/`` (``paths.exercises_dir()``)."""
+    here = Path.cwd() / "exercises"
+    return here if here.is_dir() else paths.exercises_dir()

@@ -8,7 +8,7 @@ need lives here, one module per concern:
 - :mod:`autograder.suitelib.weights`: state dicts made by the test (so every
   implementation gets the same weights) and PyTorch oracles built from them
   (``nn.MultiheadAttention`` with copied weights);
-- :mod:`autograder.suitelib.formulas`: the formulas of EXERCISES.md written out in
+- :mod:`autograder.suitelib.formulas`: the formulas of exercises/README.md written out in
   plain torch (sinusoidal table, masked softmax, attention, RoPE), used as oracles by
   public tests, which may not use the reference solutions;
 - :mod:`autograder.suitelib.props`: property checks that name the mistake

@@ -1,4 +1,4 @@
-"""The formulas of EXERCISES.md in plain torch: oracles for the public tests.
+"""The formulas of exercises/README.md in plain torch: oracles for the public tests.
 
 Public tests ship to students and may not use the reference solutions, so they
 compare with these direct transcriptions of the equations (computed in float64 and

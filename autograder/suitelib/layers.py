@@ -3,7 +3,7 @@
 PyTorch's ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` (``batch_first=True``,
 ``activation="relu"``) are the public oracles. Their parameters are redrawn from a seeded
 ``torch.Generator`` (LayerNorm gains away from 1, so pre- and post-LN cannot agree by accident)
-and copied into the kit's parameter names (EXERCISES.md, exercises 5-8): a student's layer loaded
+and copied into the kit's parameter names (exercises/README.md, exercises 5-8): a student's layer loaded
 with the returned state dict must give PyTorch's numbers. The oracles run through PyTorch's slow
 path (:func:`oracle` keeps autograd on): its eval fast path under ``no_grad`` writes zeros at
 padded positions.
@@ -52,7 +52,7 @@ def _linear_state(linear: nn.Linear, prefix: str) -> dict[str, torch.Tensor]:
 
 def mha_state(mha: nn.MultiheadAttention, prefix: str = "") -> dict[str, torch.Tensor]:
     """An ``nn.MultiheadAttention``'s weights under the kit's names (``q_proj``, ``k_proj``,
-    ``v_proj``, ``out_proj``): ``in_proj_weight`` split in three row blocks, as EXERCISES.md 5 fixes."""
+    ``v_proj``, ``out_proj``): ``in_proj_weight`` split in three row blocks, as exercises/README.md 5 fixes."""
     d = mha.embed_dim
     w = mha.in_proj_weight.detach()
     state = {}

@@ -41,7 +41,7 @@ def one_hot_bias(vocab: int, token: int, value: float = 10.0) -> torch.Tensor:
 def finish_at_eos(free: torch.Tensor, eos_id: int, pad_id: int) -> torch.Tensor:
     """What greedy decoding with end id ``eos_id`` returns, given the run ``free`` (``Long[B, L]``)
     of the same model in which no row ever ended: each row's tokens up to its first ``eos_id``,
-    ``pad_id`` after it, cut after the column where every row has ended (EXERCISES.md 9)."""
+    ``pad_id`` after it, cut after the column where every row has ended (exercises/README.md 9)."""
     out = free.clone()
     finished = torch.zeros(free.shape[0], dtype=torch.bool)
     for t in range(1, free.shape[1]):

@@ -2,7 +2,7 @@
 
 A test loads the same state dict into the student's module, the reference and the
 mutants (``m.load_state_dict(state)``), so outputs are comparable number for number.
-Names follow EXERCISES.md (``q_proj.weight``, ``linear1.bias``, ...).
+Names follow exercises/README.md (``q_proj.weight``, ``linear1.bias``, ...).
 """
 
 from __future__ import annotations
