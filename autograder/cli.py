@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("autograder.commands.data", "Find, check or download the datasets (MNIST)."),
     "doctor": ("autograder.commands.doctor", "Report which sandbox protections are active here."),
     "gradebook": ("autograder.commands.gradebook", "Work with gradebooks (merge shards, export CSV)."),
+    "nbgrader": ("autograder.commands.nbgrader", "Grade an nbgrader course's notebooks in the sandbox."),
+    "similarity": ("autograder.commands.similarity", "Report which submissions share code (copied work)."),
 }
 
 

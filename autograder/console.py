@@ -75,6 +75,10 @@ def print_results(results: dict, console: Console | None = None, show_failures: 
             console.print(f"    {line}", highlight=False, markup=False)
     _print_not_graded(results, console)
     console.print(_table(results))
+    ungraded = not_graded.of_results(results)
+    if ungraded:
+        console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}",
+                      highlight=False, markup=True)
     console.print(summary_line(results, left_out if show_failures else 0), highlight=False, markup=False)
 
 
