@@ -47,6 +47,7 @@ class TestContext:
     exercise: str | None = None
     nodeid: str = ""
     seed: int = 0
+    run_seed: int = 0  # the run's seed (``--tkit-seed``); the training checks draw from it
     graded: set = field(default_factory=set)
     named: dict = field(default_factory=dict)
 
