@@ -57,7 +57,7 @@ def grading_wall(training_tests: bool, seed: int) -> float:
     results = grading.run_suites(paths.solutions_dir(), names=["autoencoder", "transformer"], seed=seed,
                                  training=training_tests)
     wall = time.monotonic() - t0
-    got, full = results.get("score"), results.get("max_score")
+    got, full = results.get("score"), sum(t["max_score"] for t in results["tests"])
     if training_tests and got != full:
         print(f"  warning: the reference scored {got}/{full}", flush=True)
     return wall
