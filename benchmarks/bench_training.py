@@ -88,13 +88,16 @@ def pairs(seeds: int, full: bool) -> list[tuple[int, int]]:
     return [(s, t) for s in range(seeds) for t in members if full or t % seeds == s % seeds]
 
 
-def table(seeds: int, full: bool) -> None:
-    """Print the per-architecture fairness table (see the module docstring)."""
+def table(seeds: int, full: bool, only: list[str] | None = None) -> None:
+    """Print the per-architecture fairness table (see the module docstring); ``only``: names of
+    the architectures' folders to run (default: all six)."""
     budget = training.AE
     print(f"fairness table: AE budget {budget}", flush=True)
     print(f"{'architecture':28s} {'runs':>4s} {'min':>7s} {'median':>7s} {'max':>7s} {'full credit':>11s}"
           f"  worst (seed, transform)", flush=True)
     for folder in sorted(p for p in ARCHITECTURES.iterdir() if p.is_dir()):
+        if only and folder.name not in only:
+            continue
         impl = load(folder)
         results = []
         for seed, t in pairs(seeds, full):
@@ -135,6 +138,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="side-by-side repetitions of --cost")
     parser.add_argument("--seeds", type=int, default=5, help="run seeds of --table")
     parser.add_argument("--full", action="store_true", help="--table: every seed with every transform")
+    parser.add_argument("--architecture", action="append", default=None,
+                        help="--table: only this folder of tests/data/autoencoders (repeatable)")
     parser.add_argument("--seed", type=int, default=1, help="the run seed of --cost and --mutants")
     args = parser.parse_args(argv)
     everything = not (args.cost or args.table or args.mutants)
@@ -144,7 +149,7 @@ def main(argv=None) -> int:
     if args.mutants or everything:
         mutants(args.seed)
     if args.table or everything:
-        table(args.seeds, args.full)
+        table(args.seeds, args.full, args.architecture)
     return 0
 
 
