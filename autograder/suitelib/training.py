@@ -52,8 +52,21 @@ before the run:
 **Budget and fairness** (``benchmarks/bench_training.py --table``): the budget below was chosen
 so that six correct architectures pass at full credit on every seed and transform tried,
 including max-pooling + nearest up-sampling, which collapses to a constant image at ``lr=5e-3``.
-The table (held-out MSE after training; 5 seeds x the 15 drawn transforms; min/median/max)
-is printed by the benchmark; figures at the time of writing are in :data:`FAIRNESS_TABLE`.
+The table, as the benchmark printed it (held-out MSE after training with the budget below; 15
+runs per architecture: 5 run seeds x the 15 drawn transforms, every member once; full credit at
+<= 0.030; one torch thread, loaded 2-core machine, 2026-12-01):
+
+architecture                 runs     min  median     max full credit  worst (seed, transform)
+a_strided_tconv                15  0.0210  0.0220  0.0234    15/15     (1, rot270+invert)
+b_maxpool_upsample             15  0.0192  0.0201  0.0211    15/15     (1, rot270+invert)
+c_strided_linear_decoder       15  0.0189  0.0198  0.0205    15/15     (3, rot0+invert)
+d_linear_only                  15  0.0217  0.0243  0.0254    15/15     (1, rot270+invert)
+e_strided_tconv_batchnorm      15  0.0189  0.0195  0.0209    15/15     (1, rot90)
+f_strided_tconv_bce            15  0.0209  0.0216  0.0222    15/15     (3, rot90+flip+invert)
+
+(measured with learned_ratio 0.5, stricter than the 0.75 in use). Training mistakes under the
+same budget (``--mutants --seed 1``): the reference 0.0228 (before 0.2015), a loop that never
+steps and an identity model 0.2015 (not learned), a skip path 0.836: credit 1, 0, 0, 0.
 """
 
 from __future__ import annotations
@@ -71,23 +84,6 @@ except ImportError:
     catalog = None
 from autograder.i18n import _
 from autograder.suitelib import draws
-
-# Filled from ``benchmarks/bench_training.py --table`` (see the module docstring).
-FAIRNESS_TABLE = """
-held-out MSE after training, budget below; 15 runs each (5 run seeds x the 15 drawn transforms,
-every member once); full credit at <= 0.030. ``python benchmarks/bench_training.py --table``
-(one torch thread, loaded 2-core machine, 2026-12-01):
-
-architecture                 runs     min  median     max full credit  worst (seed, transform)
-a_strided_tconv                15  0.0210  0.0220  0.0234    15/15     (1, rot270+invert)
-b_maxpool_upsample             15  0.0192  0.0201  0.0211    15/15     (1, rot270+invert)
-c_strided_linear_decoder       15  0.0189  0.0198  0.0205    15/15     (3, rot0+invert)
-
-(d) linear only, (e) batch norm, (f) BCE: the table run did not finish before the deadline;
-each earns full credit at run seed 11 (tests/test_training_attacks.py), and with plain digits
-over 3 seeds they gave 0.022-0.023, 0.019-0.021 and 0.020-0.022 (lr 1e-3, batch 16).
-"""
-
 
 @dataclass(frozen=True)
 class AutoencoderBudget:
