@@ -22,10 +22,12 @@ Parsing goes through torchvision (``torchvision.datasets.mnist.read_image_file``
 ``torchvision.datasets.utils.extract_archive`` into a temporary folder) and pixels become
 floats in [0, 1] with ``torchvision.transforms.v2.functional.to_dtype(..., scale=True)``.
 
-The grading split (:func:`grading_split`): a fixed, seeded sample of training images and a
-separate held-out sample. With the official training set present, training images come from
-it and held-out images from the test set; with only the test set (the embedded default), its 10,000 digits are
-shuffled with a fixed seed and split into two disjoint pools.
+The grading split (:func:`grading_split`): a seeded sample of training images and a disjoint
+held-out sample, both drawn from the whole pool. With the official training set present,
+training images come from its 60,000 digits and held-out images from the 10,000 of the test set;
+with only the test set (the embedded default), the held-out digits are drawn from all 10,000 and the training
+digits from the rest. The training checks pass a per-run secret seed
+(:mod:`autograder.suitelib.draws`), so which digits evaluate cannot be known before the run.
 """
 
 from __future__ import annotations
@@ -45,8 +47,6 @@ DOWNLOAD_HINT = "tkit data mnist --download"
 SPLITS = ("train", "test")
 ENV_VAR = "TKIT_DATA_DIR"
 SUBFOLDERS = (".", "raw", "MNIST/raw")
-SPLIT_SEED = 20240601          # fixes the test-set-only split into pools (never the run's seed)
-HELDOUT_POOL = 2000            # test-set-only: digits reserved for held-out sampling
 
 
 class DatasetError(Exception):
@@ -264,12 +264,14 @@ def _sample(pool: torch.Tensor, n: int, generator: torch.Generator, what: str) -
 
 def grading_split(n_train: int, n_heldout: int, seed: int = 0,
                   data_dir: str | os.PathLike | None = None) -> GradingSplit:
-    """A deterministic training sample and a disjoint held-out sample (see the module docstring).
+    """A training sample and a disjoint held-out sample drawn with ``seed`` (module docstring).
 
     Args:
-        n_train: number of training images (at most 8,000 when only the test set is present).
-        n_heldout: number of held-out images (at most ``HELDOUT_POOL`` = 2,000 then).
-        seed: which sample; the same arguments and data give the same tensors on every call.
+        n_train: number of training images (at most ``10,000 - n_heldout`` when only the test
+            set is present, 60,000 with the training set).
+        n_heldout: number of held-out images (at most 10,000).
+        seed: which sample (any integer below 2**63); the same arguments and data give the same
+            tensors on every call.
         data_dir: an extra folder searched first.
 
     Raises:
@@ -279,19 +281,20 @@ def grading_split(n_train: int, n_heldout: int, seed: int = 0,
     if n_train < 1 or n_heldout < 1:
         raise ValueError(f"n_train and n_heldout must be >= 1, got n_train={n_train}, n_heldout={n_heldout}")
     test_images, test_labels = load_split("test", data_dir)
+    gen = torch.Generator().manual_seed(seed)
+    if n_heldout > test_images.shape[0]:
+        raise ValueError(f"n_heldout={n_heldout} exceeds the {test_images.shape[0]} test images")
+    held_order = torch.randperm(test_images.shape[0], generator=gen)
+    ho = held_order[:n_heldout]
     if "train" in available_splits(data_dir):
         train_images, train_labels = load_split("train", data_dir)
         train_pool = torch.arange(train_images.shape[0])
-        held_pool = torch.arange(test_images.shape[0])
         source = "train+test"
     else:
         train_images, train_labels = test_images, test_labels
-        order = torch.randperm(test_images.shape[0], generator=torch.Generator().manual_seed(SPLIT_SEED))
-        held_pool, train_pool = order[:HELDOUT_POOL], order[HELDOUT_POOL:]
+        train_pool = held_order[n_heldout:]
         source = "test"
-    gen = torch.Generator().manual_seed(seed)
     tr = _sample(train_pool, n_train, gen, "n_train")
-    ho = _sample(held_pool, n_heldout, gen, "n_heldout")
     return GradingSplit(to_float_images(train_images[tr]), train_labels[tr].clone(),
                         to_float_images(test_images[ho]), test_labels[ho].clone(), source)
 

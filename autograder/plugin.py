@@ -228,6 +228,7 @@ class GradingSession:
     def pytest_sessionstart(self, session):
         self._previous_lang = set_language(self.lang)
         testing.CURRENT.start_run()
+        testing.CURRENT.run_seed = self.seed
         self._t0 = time.monotonic()
         self.remote.deadline = self._t0 + self.time_limit
         self.remote.start()

@@ -54,6 +54,7 @@ class TestContext:
     nodeid: str = ""
     seed: int = 0
     student: Any = None
+    run_seed: int = 0  # the run's seed (``--tkit-seed``); the training checks draw from it
     graded: set = field(default_factory=set)
     named: dict = field(default_factory=dict)
     blamed: dict = field(default_factory=dict)

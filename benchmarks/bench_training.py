@@ -1,114 +1,155 @@
-"""Benchmark of the training-based grading checks (issue 5): time, score and determinism.
+"""Benchmark of the training-based grading (issues 5 and 13): cost, fairness and power.
 
-Runs each training check exactly as grading does (the submission in a sandboxed child with
-one torch thread, the measurement in this process, see :mod:`autograder.suitelib.training`)
-on the reference solutions, ``--runs`` times (a new child each time), and optionally on the
-catalog mutants the thresholds must reject. Prints one line per run: wall seconds of the
-whole check (child start, training, measurement), the measured value, and the credit it earns;
-and first, per check, the CPU seconds of the reference run in this process with one torch
-thread, which is what the check costs on one idle core when the machine is shared.
+Three parts, each selected by an option (all by default):
 
-    python benchmarks/bench_training.py --runs 3 --one-core   # the shipped MNIST test set
-    python benchmarks/bench_training.py --only autoencoder --mutants
+``--cost``: what the two training checks add to grading the reference, as a ratio to a bare
+``python -c "import torch"`` measured side by side in the same run (alternating, ``--runs``
+times, medians): the wall time of ``run_suites(solutions, names=[autoencoder, transformer])``
+with the training tests minus the same without them, on one worker.
 
-``--one-core`` pins this process and its children to a single CPU (Linux), the setting in
-which each reference check must take at most 20 s.
+``--table``: the fairness table of :mod:`autograder.suitelib.training`: six correct
+AutoEncoders (``tests/data/autoencoders/``) trained with the grading budget, each over
+``--seeds`` run seeds and every member of the secret transform family (seed ``s`` takes the
+members ``t`` with ``t % seeds == s % seeds``, so every member and every seed is covered; ``--full``
+takes every pair), in this process with one torch thread; per architecture the min / median /
+max held-out MSE and how many runs earn full credit.
+
+``--mutants``: the catalog's training mutants and the reference under the same draws (the
+credit each earns), with the Transformer's reference accuracy and an untrained reference.
+
+    python benchmarks/bench_training.py --cost --runs 3
+    python benchmarks/bench_training.py --table --seeds 5
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
+import statistics
+import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
-from autograder import catalog, paths  # noqa: E402
-from autograder.remote import RemoteImpl, SubmissionError  # noqa: E402
-from autograder.suitelib import training  # noqa: E402
-from autograder.validate import write_mutant  # noqa: E402
+import torch  # noqa: E402
 
-MUTANTS = {
-    "autoencoder": ("autoencoder_no_optimizer_step", "autoencoder_identity", "autoencoder_skip_path",
-                    "autoencoder_wide_latent"),
-    "transformer": ("transformer_no_causal_mask",),
-}
+from autograder import catalog, grading, paths, variants  # noqa: E402
+from autograder.suitelib import draws, training  # noqa: E402
+from autograder.suitelib import transformer_training as tt  # noqa: E402
+
+ARCHITECTURES = REPO / "tests" / "data" / "autoencoders"
+AE_MUTANTS = ("autoencoder_no_optimizer_step", "autoencoder_identity", "autoencoder_skip_path")
+TF_MUTANTS = ("transformer_no_causal_mask",)
 
 
-def measure(check: str, folder: Path, data_dir, tf_budget=training.TF) -> tuple[float, str, float]:
-    """Run one check on the submission in ``folder``: ``(seconds, value text, credit 0..1)``."""
-    impl = RemoteImpl(folder)
+def import_torch_wall() -> float:
+    """Wall seconds of ``python -c "import torch"`` in a new interpreter."""
     t0 = time.monotonic()
-    try:
-        if check == "autoencoder":
-            run = training.autoencoder_run(impl, data_dir=data_dir)
-            if run.problem:
-                return time.monotonic() - t0, f"problem: {run.problem}", 0.0
-            b = training.AE
-            credit = training.linear_credit(run.mse, b.learns_mse, b.full_credit_mse) if run.mse <= b.learns_mse \
-                else 0.0
-            return time.monotonic() - t0, f"held-out MSE {run.mse:.5f} losses {run.losses}", credit
-        run = training.transformer_run(impl, tf_budget)
-        b = tf_budget
-        credit = training.linear_credit(run.accuracy, b.partial_acc, b.full_credit_acc)
-        trend = f"loss {run.losses[0]:.3f} -> {run.losses[-1]:.4f}" if run.losses else "untrained"
-        return time.monotonic() - t0, f"exact match {run.accuracy:.3f} {trend}", credit
-    except SubmissionError as exc:
-        return time.monotonic() - t0, f"failed: {exc.message.splitlines()[0]}", 0.0
-    finally:
-        impl.close()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return time.monotonic() - t0
 
 
-def cpu_seconds_in_process(check: str, data_dir) -> float:
-    """CPU seconds of one reference check run in this process with one torch thread (the child's
-    setting): a contention-free estimate of the wall time on one idle core."""
-    import torch
+def grading_wall(training_tests: bool, seed: int) -> float:
+    """Wall seconds of grading the reference's autoencoder and transformer exercises (one worker)."""
+    t0 = time.monotonic()
+    results = grading.run_suites(paths.solutions_dir(), names=["autoencoder", "transformer"], seed=seed,
+                                 training=training_tests)
+    wall = time.monotonic() - t0
+    got, full = results.get("score"), sum(t["max_score"] for t in results["tests"])
+    if training_tests and got != full:
+        print(f"  warning: the reference scored {got}/{full}", flush=True)
+    return wall
 
-    from autograder import mnist, variants
 
-    torch.set_num_threads(1)
-    mnist.grading_split(training.AE.n_train, training.AE.n_heldout, training.AE.seed, data_dir)  # warm caches
-    ref = variants.reference()
-    t0 = time.process_time()
-    if check == "autoencoder":
-        training.autoencoder_run(ref, data_dir=data_dir, cache=False)
-    else:
-        training.transformer_run(ref, cache=False)
-    return time.process_time() - t0
+def cost(runs: int, seed: int) -> None:
+    """Print the training checks' added wall time as a ratio to ``import torch`` (medians)."""
+    torch_s, with_s, without_s = [], [], []
+    for _ in range(runs):
+        torch_s.append(import_torch_wall())
+        without_s.append(grading_wall(False, seed))
+        with_s.append(grading_wall(True, seed))
+    t, w, wo = (statistics.median(v) for v in (torch_s, with_s, without_s))
+    print(f"cost: import torch {t:.2f} s; reference autoencoder+transformer grading {wo:.1f} s without the "
+          f"training tests, {w:.1f} s with them; the training checks add {w - wo:.1f} s = "
+          f"{(w - wo) / t:.1f}x import torch (medians of {runs}, side by side)", flush=True)
+
+
+def load(folder: Path):
+    """The submission in ``folder`` as a trusted in-process implementation."""
+    sources = {p.stem: p.read_text(encoding="utf-8") for p in folder.glob("*.py")}
+    return variants.load_modules(sources, folder, folder.name)
+
+
+def pairs(seeds: int, full: bool) -> list[tuple[int, int]]:
+    """``(run seed, transform)`` pairs covering every member of the drawn family and every seed."""
+    members = range(1, draws.N_TRANSFORMS)
+    return [(s, t) for s in range(seeds) for t in members if full or t % seeds == s % seeds]
+
+
+def table(seeds: int, full: bool, only: list[str] | None = None) -> None:
+    """Print the per-architecture fairness table (see the module docstring); ``only``: names of
+    the architectures' folders to run (default: all six)."""
+    budget = training.AE
+    print(f"fairness table: AE budget {budget}", flush=True)
+    print(f"{'architecture':28s} {'runs':>4s} {'min':>7s} {'median':>7s} {'max':>7s} {'full credit':>11s}"
+          f"  worst (seed, transform)", flush=True)
+    for folder in sorted(p for p in ARCHITECTURES.iterdir() if p.is_dir()):
+        if only and folder.name not in only:
+            continue
+        impl = load(folder)
+        results = []
+        for seed, t in pairs(seeds, full):
+            run = training.autoencoder_run(impl, cache=False, seed=seed, transform=t)
+            ok = training.autoencoder_failure(run, budget.full_credit_mse) is None
+            results.append((run.mse, ok, seed, draws.describe_transform(t)))
+        mses = [r[0] for r in results]
+        worst = max(results, key=lambda r: r[0])
+        print(f"{folder.name:28s} {len(results):4d} {min(mses):7.4f} {statistics.median(mses):7.4f} "
+              f"{max(mses):7.4f} {sum(r[1] for r in results):5d}/{len(results):<5d}  ({worst[2]}, {worst[3]})",
+              flush=True)
+
+
+def mutants(seed: int) -> None:
+    """Print the credit the reference and the training mutants earn under one run's draws."""
+    budget, tb = training.AE, tt.TF
+    for label, impl in [("reference", variants.reference())] + [(m, catalog.by_id(m).impl()) for m in AE_MUTANTS]:
+        run = training.autoencoder_run(impl, cache=False, seed=seed)
+        failure = training.autoencoder_failure(run, budget.learns_mse)
+        credit = 0.0 if failure else training.linear_credit(run.mse, budget.learns_mse, budget.full_credit_mse)
+        print(f"autoencoder {label:32s} mse {run.mse:.4f} (before {run.mse_before:.4f})  credit {credit:.2f}",
+              flush=True)
+    cases = [("reference", variants.reference(), tb), ("untrained reference", variants.reference(),
+                                                        tt.TransformerBudget(steps=0))]
+    cases += [(m, catalog.by_id(m).impl(), tb) for m in TF_MUTANTS]
+    for label, impl, b in cases:
+        run = tt.transformer_run(impl, b, cache=False, seed=seed)
+        credit = tt.linear_credit(run.accuracy, b.partial_acc, b.full_credit_acc)
+        print(f"transformer {label:32s} exact match {run.accuracy:.3f}  loss {run.loss:.3f} (untrained "
+              f"{run.loss_before:.3f})  credit {credit:.2f}", flush=True)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("autoencoder", "transformer"), default=None)
-    parser.add_argument("--runs", type=int, default=1, help="runs of the reference per check")
-    parser.add_argument("--mutants", action="store_true", help="also run the mutants the thresholds must reject")
-    parser.add_argument("--data-dir", default=None, help="folder holding the MNIST IDX files")
-    parser.add_argument("--one-core", action="store_true", help="pin to one CPU (Linux)")
+    parser.add_argument("--cost", action="store_true", help="the added wall time as a ratio to import torch")
+    parser.add_argument("--table", action="store_true", help="the six architectures' fairness table")
+    parser.add_argument("--mutants", action="store_true", help="the credit of the reference and the mutants")
+    parser.add_argument("--runs", type=int, default=3, help="side-by-side repetitions of --cost")
+    parser.add_argument("--seeds", type=int, default=5, help="run seeds of --table")
+    parser.add_argument("--full", action="store_true", help="--table: every seed with every transform")
+    parser.add_argument("--architecture", action="append", default=None,
+                        help="--table: only this folder of tests/data/autoencoders (repeatable)")
+    parser.add_argument("--seed", type=int, default=1, help="the run seed of --cost and --mutants")
     args = parser.parse_args(argv)
-    if args.one_core:
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    checks = [args.only] if args.only else ["autoencoder", "transformer"]
-    print(f"cpus usable: {len(os.sched_getaffinity(0))}; AE budget {training.AE}; TF budget {training.TF}")
-    for check in checks:
-        cpu = cpu_seconds_in_process(check, args.data_dir)
-        print(f"{check:12s} reference in this process: {cpu:6.1f} CPU s (one torch thread)", flush=True)
-        for i in range(args.runs):
-            secs, value, credit = measure(check, paths.solutions_dir(), args.data_dir)
-            print(f"{check:12s} reference run {i + 1}: {secs:6.1f} s  credit {credit:.2f}  {value}", flush=True)
-        if args.mutants and check == "transformer":
-            secs, value, credit = measure(check, paths.solutions_dir(), args.data_dir,
-                                          dataclasses.replace(training.TF, steps=0))
-            print(f"{check:12s} untrained reference: {secs:6.1f} s  credit {credit:.2f}  {value}", flush=True)
-        if args.mutants:
-            for mutant_id in MUTANTS[check]:
-                with tempfile.TemporaryDirectory(prefix="tkit-bench-") as tmp:
-                    write_mutant(catalog.by_id(mutant_id), Path(tmp))
-                    secs, value, credit = measure(check, Path(tmp), args.data_dir)
-                print(f"{check:12s} {mutant_id}: {secs:6.1f} s  credit {credit:.2f}  {value}", flush=True)
+    everything = not (args.cost or args.table or args.mutants)
+    torch.set_num_threads(1)  # as in the grading child
+    if args.cost or everything:
+        cost(args.runs, args.seed)
+    if args.mutants or everything:
+        mutants(args.seed)
+    if args.table or everything:
+        table(args.seeds, args.full, args.architecture)
     return 0
 
 

@@ -54,10 +54,11 @@ def call_noncontiguous(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
-# -- training routines (issue 5) ------------------------------------------------------------------
+# -- training routines (issues 5 and 13) -----------------------------------------------------------
 # They run in the child on the student's own classes; the parent sends every tensor (the
-# child never reads a dataset) and measures the result itself. Seeds are fixed by the caller
-# (never the run's seed), so the same submission trains the same way on every run.
+# child never reads a dataset). The student's module can replace them at import time, so the
+# parent trusts nothing they report: it uses only the trained state_dict, loaded into a fresh
+# child or into the reference, and measures outputs itself (autograder.suitelib.training).
 
 
 @task
@@ -71,7 +72,8 @@ def fit_autoencoder(module, latent_dim: int, images, labels, epochs: int, lr: fl
     generator and the model's initialisation are seeded with ``seed``. Returns
     ``{"model": the trained model, "losses": what train_autoencoder returned, "initial":
     the state_dict before training, "trained": the state_dict after}`` (state_dicts as
-    plain tensors, taken before the parent sends any held-out image).
+    plain tensors, taken before the parent sends any held-out image). The parent uses
+    "initial" and "losses" only to word feedback, never for points.
     """
     import torch
     from torch.utils.data import DataLoader, TensorDataset
@@ -101,7 +103,7 @@ def fit_transformer(module, config: dict, src, tgt, steps: int, batch_size: int,
     model sees ``tgt[:, :-1]`` and is trained with cross-entropy (padding ignored) to
     predict ``tgt[:, 1:]``, ``steps`` Adam steps at ``lr``, dropout as configured. The model's
     initialisation is seeded with ``seed``. Returns ``{"model": the trained model in eval
-    mode, "losses": the loss of each step}``.
+    mode, "losses": the loss of each step, "trained": its state_dict as plain tensors}``.
 
     Raises:
         ValueError: ``forward`` returns the wrong shape, or the loss stops being finite
@@ -132,7 +134,7 @@ def fit_transformer(module, config: dict, src, tgt, steps: int, batch_size: int,
         optimizer.step()
         losses.append(float(loss.detach()))
     model.eval()
-    return {"model": model, "losses": losses}
+    return {"model": model, "losses": losses, "trained": _plain_state(model)}
 
 
 @task

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.suitelib import training
-from autograder.testing import check
+from autograder.testing import Mismatch, check
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -42,9 +42,10 @@ def test_reconstruction_quality(student, partial):
     ko: 처음 보는 숫자를 latent_dim 병목을 거쳐 기준 답안에 가깝게 복원합니다
     """
     run = training.autoencoder_run(student)
-    assert run.problem is None, run.problem
     budget = training.AE
-    assert run.mse <= budget.learns_mse, training.mse_message(run.mse, budget.full_credit_mse)
+    failure = training.autoencoder_failure(run, budget.learns_mse)
+    if failure is not None:
+        raise Mismatch(failure, training.autoencoder_mistake(run))
     fraction = training.linear_credit(run.mse, budget.learns_mse, budget.full_credit_mse)
     if fraction < 1.0:
-        partial.award(fraction, training.mse_message(run.mse, budget.full_credit_mse))
+        partial.award(fraction, training.autoencoder_feedback(run, budget.full_credit_mse))

@@ -1,61 +1,65 @@
-"""Hidden training test of exercise 9, ``transformer.py``: learn to reverse sequences.
+"""Hidden training test of exercise 9, ``transformer.py``: learn a secret symbol code on top of reversal.
 
-The kit's own loop (not the student's) trains the student's ``Transformer`` in the child on
-reversal examples the parent generates from a fixed seed; the parent then scores exact-match
-accuracy of ``greedy_decode`` on different held-out sequences. Budget, task and thresholds:
-:mod:`autograder.suitelib.training` (one run per submission, shared by both tests).
+The kit's loop trains the student's ``Transformer`` in the child on pairs the grader draws per
+run (a secret permutation of the symbols on top of the reversal); only the trained weights come
+back, and the grader decodes held-out sequences itself (the reference carrying those weights,
+and the student's own class carrying them in a fresh child). Budget, task and thresholds:
+:mod:`autograder.suitelib.transformer_training` (one run per submission, shared by both tests).
 """
-
-import math
 
 import pytest
 
 from autograder.i18n import _
-from autograder.suitelib import training
+from autograder.suitelib import transformer_training as training
 from autograder.testing import Mismatch
 
 pytestmark = [pytest.mark.exercise("transformer"), pytest.mark.training]
 
-LEAK_LOSS = 0.1  # mean loss of the last 20 steps: reference ~0.14, without the causal mask ~0.05
-
 
 @pytest.mark.points(1)
-def test_kit_training_loss_falls(student):
-    """trained by the kit's loop, the teacher-forced loss stays finite and falls
+def test_training_lowers_heldout_loss(student):
+    """trained by the kit's loop, the weights lower the grader's own held-out loss at least by half
 
-    ko: 키트의 학습 루프로 학습하면 teacher forcing 손실이 유한하고 줄어듭니다
+    ko: 키트의 학습 루프로 학습한 가중치가 채점기가 직접 잰 처음 보는 시퀀스의 손실을 절반 이하로 줄입니다
     """
-    losses = training.transformer_run(student).losses
-    window = 20
-    first, last = sum(losses[:window]) / window, sum(losses[-window:]) / window
-    assert all(math.isfinite(v) for v in losses), _("the training loss is not finite")
-    assert last < 0.5 * first, _(
-        "the cross-entropy loss should at least halve during training; it went from {first:.3f} "
-        "(first {n} steps) to {last:.3f} (last {n} steps)").format(first=first, last=last, n=window)
+    budget = training.TF
+    run = training.transformer_run(student)
+    if not run.learned(budget):
+        raise Mismatch(_(
+            "What was measured: the grader trained your Transformer with the kit's loop ({steps} steps), "
+            "loaded the trained weights into the reference model and computed the teacher-forced "
+            "cross-entropy on {n} held-out sequences itself: {before:.3f} untrained, {after:.3f} trained. "
+            "Required: at most {ratio:.0%} of the untrained loss. The reference solution's weights reach "
+            "about a tenth of it.\nLikely causes: parameters that do not match the contract's names and "
+            "shapes, a forward pass that does not use the source or the target tokens, or a decoder that "
+            "saw the token it had to predict (the causal mask).").format(
+            steps=budget.steps, n=budget.n_heldout, before=run.loss_before, after=run.loss,
+            ratio=budget.learned_ratio) + (f"\n{run.note}" if run.note else ""))
 
 
 @pytest.mark.points(4)
 def test_reverses_held_out_sequences(student, partial):
-    """after the fixed training budget, greedy_decode reverses held-out sequences exactly
+    """after the fixed training budget, greedy_decode produces the held-out targets exactly
 
-    ko: 정해진 학습 후 greedy_decode 가 처음 보는 시퀀스를 정확히 뒤집습니다
+    ko: 정해진 학습 후 greedy_decode 가 처음 보는 시퀀스의 정답을 정확히 만들어 냅니다
     """
     budget = training.TF
     run = training.transformer_run(student)
-    accuracy = run.accuracy
-    message = _("greedy_decode reversed {acc:.0%} of {n} held-out sequences exactly after {steps} training "
-                "steps; full credit from {full:.0%}, partial credit from {part:.0%}. If the training loss "
-                "falls but decoding fails, check the causal mask in decode and greedy_decode's loop").format(
-        acc=accuracy, n=budget.n_heldout, steps=budget.steps, full=budget.full_credit_acc,
-        part=budget.partial_acc)
+    message = _(
+        "What was measured: after {steps} training steps, the grader decoded {n} held-out sequences with "
+        "greedy_decode (your class and the reference model, each carrying your trained weights; the lower "
+        "figure counts): {acc:.0%} came out exactly right. Full credit from {full:.0%}, partial credit "
+        "from {part:.0%}; the reference solution reaches about {ref:.0%}.\nLikely causes: when the "
+        "training loss falls but decoding fails, check greedy_decode's loop (append the argmax of the "
+        "last position, stop at EOS) and the causal mask in decode; when the reference carrying your "
+        "weights fails but your own decoding works, your model computes the answer without learning "
+        "it, or its parameters differ from the contract's.").format(
+        acc=run.accuracy, n=budget.n_heldout, steps=budget.steps, full=budget.full_credit_acc,
+        part=budget.partial_acc, ref=budget.reference_acc)
     if run.note:
         message += "\n" + run.note
-    late_loss = sum(run.losses[-20:]) / max(1, len(run.losses[-20:]))
-    if accuracy < budget.partial_acc and late_loss < LEAK_LOSS:
-        # a training loss far below the reference's (~0.14) with failed generation: the decoder saw
-        # the token it had to predict
-        raise Mismatch(message, training.named_mistake("transformer_no_causal_mask"))
-    assert accuracy >= budget.partial_acc, message
-    fraction = training.linear_credit(accuracy, budget.partial_acc, budget.full_credit_acc)
+    if not run.accuracy >= budget.partial_acc:
+        raise Mismatch(message)
+    fraction = training.linear_credit(run.accuracy, budget.partial_acc, budget.full_credit_acc)
     if fraction < 1.0:
         partial.award(fraction, message)

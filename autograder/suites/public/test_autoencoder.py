@@ -1,15 +1,13 @@
 """Public tests of exercise 11, ``autoencoder.py``: shapes, pixel range and training on MNIST.
 
 The training tests need MNIST (``tkit data mnist --download``, or ``--data-dir`` /
-``TKIT_DATA_DIR``); see :mod:`autograder.suitelib.training` for the fixed budget.
+``TKIT_DATA_DIR``); see :mod:`autograder.suitelib.training` for the budget and for what the
+grader measures itself (every figure that earns points).
 """
-
-import math
 
 import pytest
 import torch
 
-from autograder.i18n import _
 from autograder.suitelib import training
 from autograder.testing import Mismatch, check
 
@@ -73,46 +71,37 @@ def test_outputs_are_pixels(student):
           what="ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]")
 
 
-def losses_problem(losses, epochs: int) -> str | None:
-    """Why ``losses`` is not ``epochs`` finite, strictly decreasing floats (None when it is)."""
-    if not isinstance(losses, list) or len(losses) != epochs or \
-            not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in losses):
-        return _("train_autoencoder should return a list of {n} floats (one per epoch), got {got}").format(
-            n=epochs, got=repr(losses)[:200])
-    if not all(math.isfinite(v) for v in losses):
-        return _("train_autoencoder returned non-finite losses: {losses}").format(losses=losses)
-    if not all(b < a for a, b in zip(losses, losses[1:])):
-        return _("the mean loss per epoch should decrease over {n} epochs, got {losses}").format(
-            n=epochs, losses=losses)
-    return None
+def fail_unless_trained(run, bar: float) -> None:
+    """Raise a plain-worded Mismatch when ``run`` earns nothing at ``bar`` (see
+    :func:`autograder.suitelib.training.autoencoder_failure`)."""
+    failure = training.autoencoder_failure(run, bar)
+    if failure is not None:
+        raise Mismatch(failure, training.autoencoder_mistake(run))
 
 
 @pytest.mark.training
 @pytest.mark.points(2)
-def test_training_losses_decrease(student, attach):
-    """train_autoencoder returns one finite mean loss per epoch, decreasing, and updates the weights
+def test_training_lowers_heldout_error(student, attach):
+    """train_autoencoder returns one finite mean loss per epoch, and training lowers the grader's own held-out error
 
-    ko: train_autoencoder 는 에폭마다 유한한 평균 손실을 돌려주고, 손실이 줄어들며, 가중치를 갱신합니다
+    ko: train_autoencoder 는 에폭마다 유한한 평균 손실을 돌려주고, 학습 후 채점기가 직접 잰 처음 보는 숫자의 복원 오차가 줄어듭니다
     """
     run = training.autoencoder_run(student)
-    if not run.weights_changed:
-        zero = isinstance(run.losses, list) and all(v == 0 for v in run.losses)
-        raise Mismatch(_("after train_autoencoder the model's weights are exactly the initial ones"),
-                       training.named_mistake("autoencoder_identity" if zero else "autoencoder_no_optimizer_step"))
-    problem = losses_problem(run.losses, training.AE.epochs)
-    if problem is None:
-        attach("loss_curve", losses=run.losses)
-    assert problem is None, problem
+    problem = run.problem or training.losses_problem(run.losses, training.AE.epochs)
+    if problem:
+        raise Mismatch(problem)
+    fail_unless_trained(run, training.AE.constant_mse)
+    attach("loss_curve", losses=run.losses)
 
 
 @pytest.mark.training
 @pytest.mark.points(2)
 def test_learns_mnist(student, attach):
-    """after the fixed training budget, decode(encode(x)) reconstructs held-out digits better than the average digit
+    """after the grader's training budget, decode(encode(x)) reconstructs held-out digits better than the average digit
 
-    ko: 정해진 학습 후 decode(encode(x)) 가 처음 보는 숫자 이미지를 평균 이미지보다 잘 복원합니다
+    ko: 채점기의 학습 후 decode(encode(x)) 가 처음 보는 숫자 이미지를 평균 이미지보다 잘 복원합니다
     """
     run = training.autoencoder_run(student)
-    assert run.problem is None, run.problem
-    attach("ae_reconstructions", **run.examples)
-    assert run.mse <= training.AE.learns_mse, training.mse_message(run.mse, training.AE.learns_mse)
+    if run.examples:
+        attach("ae_reconstructions", **run.examples)
+    fail_unless_trained(run, training.AE.learns_mse)
