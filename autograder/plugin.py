@@ -252,6 +252,7 @@ class GradingSession:
     def pytest_runtest_setup(self, item):
         meta = self.meta.get(item.nodeid, {})
         testing.CURRENT.exercise = meta.get("exercise")
+        testing.CURRENT.visibility = meta.get("visibility")
         testing.CURRENT.nodeid = item.nodeid
         testing.CURRENT.seed = self.test_seed(item.nodeid)
         testing.CURRENT.graded.add(meta.get("exercise"))

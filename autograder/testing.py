@@ -9,9 +9,10 @@ reference and to the mutants (:class:`autograder.variants.LocalImpl`, here)::
 
     check(run, student, expected=formula_table(50, 16), what="sinusoidal_table(50, 16)")
 
-Messages never print expected values (hidden tests must not leak them): only
+Messages of hidden tests never print expected values (they must not leak them): only
 shapes, dtypes, where the first difference is, how large it is, and the student's
-own value there.
+own value there. Public tests (whose formulas are public) also show the expected value
+at the first difference.
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ class TestContext:
 
     ``graded`` holds the exercises that have run tests in this run, ``named`` the catalog
     mistakes already named per exercise; :func:`identify` uses both to keep its search short.
+    ``visibility`` is the running test's (``public`` or ``hidden``).
     """
 
     exercise: str | None = None
+    visibility: str | None = None
     nodeid: str = ""
     seed: int = 0
     graded: set = field(default_factory=set)
@@ -90,16 +93,19 @@ def describe_type(value: Any) -> str:
 
 
 def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
-            valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False) -> None:
+            valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False,
+            show_expected: bool = False) -> None:
     """Raise :class:`Mismatch` unless ``got`` matches ``expected``.
 
     Structures (tuple, list, dict, None, numbers, strings) are compared item by item; tensors
     by type (plain tensors only), shape, dtype (when ``check_dtype``), NaN/inf and
     values within ``atol + rtol * |expected|``. ``valid`` (bool, broadcastable to the
     tensor) restricts the value comparison to True positions, e.g. unpadded ones.
+    ``show_expected`` adds the expected value at the first wrong position to the message
+    (public tests only: hidden tests keep their values private).
     """
     if isinstance(expected, torch.Tensor):
-        _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan)
+        _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
     elif isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)):
             raise Mismatch(_("{what} should be a tuple of {n} items, got {type}").format(
@@ -110,13 +116,13 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
         for i, (g, e) in enumerate(zip(got, expected)):
             v = valid[i] if isinstance(valid, (tuple, list)) else valid
             compare(g, e, what=_("item {i} of {what}").format(i=i, what=what), atol=atol, rtol=rtol, valid=v,
-                    check_dtype=check_dtype, equal_nan=equal_nan)
+                    check_dtype=check_dtype, equal_nan=equal_nan, show_expected=show_expected)
     elif isinstance(expected, dict):
         if not isinstance(got, dict) or set(got) != set(expected):
             raise Mismatch(_("{what} should have the keys {keys}").format(what=what, keys=sorted(expected)))
         for k in expected:
             compare(got[k], expected[k], what=f"{what}[{k!r}]", atol=atol, rtol=rtol, valid=valid,
-                    check_dtype=check_dtype, equal_nan=equal_nan)
+                    check_dtype=check_dtype, equal_nan=equal_nan, show_expected=show_expected)
     elif expected is None:
         if got is not None:
             raise Mismatch(_("{what} should be None, got {type}").format(what=what, type=describe_type(got)))
@@ -137,7 +143,7 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
         raise TypeError(f"compare() cannot handle expected values of type {type(expected).__name__}")
 
 
-def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan) -> None:
+def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected=False) -> None:
     if not isinstance(got, torch.Tensor):
         raise Mismatch(_("{what} should be a tensor, got {type}").format(what=what, type=describe_type(got)))
     sent_cls = wire.tensor_info(got).get("cls")
@@ -182,12 +188,16 @@ def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_n
             finite = diff[torch.isfinite(diff)]
             if finite.numel():
                 detail = _(", largest difference {diff:.3g}").format(diff=float(finite.max()))
-        value = g.flatten()[first].item()
-        shown = str(value) if isinstance(value, bool) else f"{value:.6g}"
+        if show_expected:
+            detail = _(", expected {value}").format(value=_shown(e.flatten()[first].item())) + detail
         raise Mismatch(_("{what} has wrong values at {n} of {m} positions (first at {idx}, where you "
                          "returned {value}){detail}").format(
             what=what, n=int(wrong.sum()), m=int(mask.sum()), idx=_fmt_index(first, g.shape),
-            value=shown, detail=detail))
+            value=_shown(g.flatten()[first].item()), detail=detail))
+
+
+def _shown(value) -> str:
+    return str(value) if isinstance(value, bool) else f"{value:.6g}"
 
 
 def distance(got: Any, expected: Any, valid=None) -> float:
@@ -288,11 +298,16 @@ def _closest(run, got, trials, atol, rtol, valid, deadline) -> catalog.Mutant | 
 
 
 def check(run: Callable, student, expected: Any = None, *, what: str, reference=None,
-          atol: float = 1e-5, rtol: float = 1e-4, valid=None, check_dtype: bool = True) -> Any:
+          atol: float = 1e-5, rtol: float = 1e-4, valid=None, check_dtype: bool = True,
+          variants=None) -> Any:
     """Run ``run(student)`` and compare it with ``expected`` (default: ``run(reference)``).
 
     On a mismatch the raised :class:`Mismatch` carries the catalog mutant that
-    reproduces the student's output, if any. Returns the student's output.
+    reproduces the student's output, if any; else the :mod:`autograder.diagnosis` mistake
+    among ``variants`` (``{mistake id: callable giving that mistake's output}``, built from
+    the public formulas by :mod:`autograder.suitelib.mistaken`), which names mistakes in the
+    student edition too. A public test's message shows the expected value at the first
+    difference. Returns the student's output.
     """
     got = run(student)
     if expected is None:
@@ -304,9 +319,14 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
             torch.manual_seed(CURRENT.seed)
             expected = run(reference)
     try:
-        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
+        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype,
+                show_expected=CURRENT.visibility == "public")
     except Mismatch as exc:
         exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
+        if exc.mistake is None and variants:
+            from autograder import diagnosis
+
+            exc.mistake = diagnosis.name(got, variants, atol=atol, rtol=rtol, valid=valid)
         raise
     return got
 

@@ -45,3 +45,18 @@ MUTANTS = [
         replace=((_FORWARD, "return self.linear2(F.relu(self.linear1(x)))"),),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: nlpyang/hiersumm#28 (the feed-forward module adds its own residual, x + FFN(x), and the
+    # layer adds another one).
+    Mutant(
+        id="ffn_adds_residual",
+        exercise="feed_forward",
+        hint_en="forward returns x + FFN(x); the residual connection belongs to the encoder/decoder layer, the "
+                "feed-forward block returns linear2(ReLU(linear1(x))) only",
+        hint_ko="forward 가 x + FFN(x) 를 반환합니다. 잔차 연결은 인코더/디코더 층의 몫이고, 피드포워드 블록은 "
+                "linear2(ReLU(linear1(x))) 만 반환합니다",
+        replace=((_FORWARD, "return x + self.linear2(self.dropout(F.relu(self.linear1(x))))"),),
+    ),
+]

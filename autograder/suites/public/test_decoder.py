@@ -8,7 +8,7 @@ padding invariance, eval determinism. Small sizes: B=3, T=5, S=7, d_model=16, 4 
 import pytest
 import torch
 
-from autograder.suitelib import layers
+from autograder.suitelib import layers, mistaken
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("decoder")
@@ -45,7 +45,8 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     causal = layers.causal_mask(T)
     expected = layers.oracle(torch_layer, x, memory, tgt_mask=causal)
     check(_layer_run(layers.decoder_layer_state(torch_layer), x, memory, norm_first, tgt_mask=causal), student,
-          expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)")
+          expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
+          variants=mistaken.flipped_norm("decoder", torch_layer, norm_first, x, memory, tgt_mask=causal))
 
 
 @pytest.mark.points(1)
@@ -90,7 +91,8 @@ def test_stack_matches_pytorch(student, seed, norm_first):
         return m(x, memory, **masks)
 
     check(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
-          valid=layers.valid_positions(tgt_pad))
+          valid=layers.valid_positions(tgt_pad),
+          variants=mistaken.flipped_norm("decoder", stack, norm_first, x, memory, **masks))
 
 
 @pytest.mark.points(0.5)

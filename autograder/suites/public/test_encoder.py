@@ -8,7 +8,7 @@ eval determinism. Small sizes: B=3, S=6, d_model=16, 4 heads, d_ff=24.
 import pytest
 import torch
 
-from autograder.suitelib import layers
+from autograder.suitelib import layers, mistaken
 from autograder.testing import check, compare
 
 pytestmark = pytest.mark.exercise("encoder")
@@ -42,7 +42,8 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     expected = layers.oracle(torch_layer, x, src_key_padding_mask=kpm)
     check(_layer_run(layers.encoder_layer_state(torch_layer), x, kpm, norm_first), student, expected,
           what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=layers.valid_positions(kpm))
+          valid=layers.valid_positions(kpm),
+          variants=mistaken.flipped_norm("encoder", torch_layer, norm_first, x, src_key_padding_mask=kpm))
 
 
 @pytest.mark.points(1)
@@ -62,7 +63,8 @@ def test_stack_matches_pytorch(student, seed, norm_first):
         return m(x, key_padding_mask=kpm)
 
     check(run, student, expected, what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=layers.valid_positions(kpm))
+          valid=layers.valid_positions(kpm),
+          variants=mistaken.flipped_norm("encoder", stack, norm_first, x, src_key_padding_mask=kpm))
     if not norm_first:
         norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
         compare(norm, None, what="Encoder(..., norm_first=False).norm")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import props, weights
+from autograder.suitelib import mistaken, props, weights
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
@@ -36,7 +36,8 @@ def test_split_and_merge_heads(student):
         return mha.split_heads(X[..., :6], 3), mha.merge_heads(y)
 
     expected = (X[..., :6].reshape(2, 5, 3, 2).transpose(1, 2), y.transpose(1, 2).reshape(2, 5, 6))
-    check(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))")
+    check(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))",
+          variants=mistaken.split_merge(X[..., :6], 3, y))
 
 
 @pytest.mark.points(2)
@@ -49,7 +50,8 @@ def test_self_attention_matches_pytorch(student):
         return _module(impl)(X, X, X, key_padding_mask=KPM)
 
     expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
-    check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)")
+    check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
+          variants=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
 
 
 @pytest.mark.points(1.5)
@@ -66,7 +68,8 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
     expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask,
                                          average_attn_weights=False)
     check(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
-                                       "attn_mask[5, 4], average_attn_weights=False)")
+                                       "attn_mask[5, 4], average_attn_weights=False)",
+          variants=mistaken.mha(STATE, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask, average=False))
 
 
 @pytest.mark.points(0.5)
