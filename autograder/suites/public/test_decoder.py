@@ -49,7 +49,27 @@ def test_layer_matches_pytorch(student, seed, norm_first):
           variants=mistaken.flipped_norm("decoder", torch_layer, norm_first, x, memory, tgt_mask=causal))
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student, seed):
+    """Swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    _, x, memory, tgt_pad, mem_pad = _inputs(seed)
+    order = layers.swap_first_two(B)
+
+    def call(m, o):
+        return m(x[o], memory[o], tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad[o],
+                 memory_key_padding_mask=mem_pad[o])
+
+    def run(impl):
+        m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0)
+        m.eval()
+        return call(m, order), call(m, torch.arange(B))[order]
+
+    layers.expect_same(run, student, what="Decoder output on the batch with examples 0 and 1 swapped, against "
+                                          "the swapped outputs", valid=layers.valid_positions(tgt_pad[order]))
+
+
+@pytest.mark.points(0.5)
 def test_layer_with_all_masks(student, seed):
     """DecoderLayer with causal, target-padding and memory-padding masks gives PyTorch's numbers
     ko: 인과, 타깃 패딩, memory 패딩 마스크를 모두 준 DecoderLayer 가 PyTorch 와 같은 값을 냅니다"""

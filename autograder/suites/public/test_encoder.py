@@ -70,7 +70,23 @@ def test_stack_matches_pytorch(student, seed, norm_first):
         compare(norm, None, what="Encoder(..., norm_first=False).norm")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student, seed):
+    """Swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    _, x, kpm = _inputs(seed)
+    order = layers.swap_first_two(B)
+
+    def run(impl):
+        m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0)
+        m.eval()
+        return m(x[order], key_padding_mask=kpm[order]), m(x, key_padding_mask=kpm)[order]
+
+    layers.expect_same(run, student, what="Encoder output on the batch with examples 0 and 1 swapped, against "
+                                          "the swapped outputs", valid=layers.valid_positions(kpm[order]))
+
+
+@pytest.mark.points(0.5)
 def test_padding_invariance(student, seed):
     """Changing the padded positions of x leaves the outputs at valid positions unchanged
     ko: x 의 패딩 위치 값을 바꿔도 유효한 위치의 출력은 그대로입니다"""

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import mistaken, props, weights
+from autograder.suitelib import layers, mistaken, props, weights
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
@@ -40,7 +40,7 @@ def test_split_and_merge_heads(student):
           variants=mistaken.split_merge(X[..., :6], 3, y))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
 
@@ -70,6 +70,21 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
     check(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
                                        "attn_mask[5, 4], average_attn_weights=False)",
           variants=mistaken.mha(STATE, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask, average=False))
+
+
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student):
+    """swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    order = layers.swap_first_two(X.shape[0])
+
+    def run(impl):
+        m = _module(impl)
+        swapped = m(X[order], MEMORY[order], MEMORY[order], key_padding_mask=KPM[order][:, :4])
+        return swapped, layers.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
+
+    layers.expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
+                                          "batch with examples 0 and 1 swapped, against the swapped outputs")
 
 
 @pytest.mark.points(0.5)
