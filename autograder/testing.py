@@ -94,16 +94,18 @@ def describe_type(value: Any) -> str:
 
 def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
             valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False,
-            show_expected: bool = False) -> None:
+            show_expected: bool | None = None) -> None:
     """Raise :class:`Mismatch` unless ``got`` matches ``expected``.
 
     Structures (tuple, list, dict, None, numbers, strings) are compared item by item; tensors
     by type (plain tensors only), shape, dtype (when ``check_dtype``), NaN/inf and
     values within ``atol + rtol * |expected|``. ``valid`` (bool, broadcastable to the
     tensor) restricts the value comparison to True positions, e.g. unpadded ones.
-    ``show_expected`` adds the expected value at the first wrong position to the message
-    (public tests only: hidden tests keep their values private).
+    ``show_expected`` adds the expected value at the first wrong position to the message;
+    by default it does so in public tests only (hidden tests keep their values private).
     """
+    if show_expected is None:
+        show_expected = CURRENT.visibility == "public"
     if isinstance(expected, torch.Tensor):
         _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
     elif isinstance(expected, (tuple, list)):
@@ -319,8 +321,7 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
             torch.manual_seed(CURRENT.seed)
             expected = run(reference)
     try:
-        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype,
-                show_expected=CURRENT.visibility == "public")
+        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
     except Mismatch as exc:
         exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
         if exc.mistake is None and variants:
