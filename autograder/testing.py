@@ -254,8 +254,9 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     in this run, all its mutants. When no single mutant matches and components have named
     mistakes, those mistakes are applied together, alone and with each of the exercise's own
     mutants (a student's bugs add up); the exercise's own mutant is named then, else the first
-    component mistake. A candidate matches when :func:`compare` would accept ``got`` against
-    its output; candidates that raise are skipped. The search stops after
+    component mistake. Last, two of the exercise's own mutants together
+    (:func:`autograder.matching.pair_trials`, named ``"a+b"``). A candidate matches when
+    :func:`compare` would accept ``got`` against its output; candidates that raise are skipped. The search stops after
     ``IDENTIFY_BUDGET_S`` seconds. None when nothing matches or the catalog is not available
     (student edition).
     """
@@ -275,6 +276,10 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     if best is None and named:
         combos = [(named[0], tuple(named))] + [(m, (m, *named)) for m in own]
         best = _closest(run, got, combos, atol, rtol, valid, deadline)
+    if best is None:
+        from autograder import matching
+
+        best = _closest(run, got, matching.pair_trials(own), atol, rtol, valid, deadline)
     return best
 
 
