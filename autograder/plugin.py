@@ -270,6 +270,7 @@ class GradingSession:
 
     def pytest_runtest_teardown(self, item):
         testing.CURRENT.exercise = None
+        testing.CURRENT.visibility = None
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.remote.close()

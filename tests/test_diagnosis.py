@@ -17,7 +17,7 @@ import torch
 from click.testing import CliRunner
 
 import cli
-from autograder import catalog, diagnosis, exercises, release
+from autograder import catalog, diagnosis, exercises, release, testing
 from autograder.suitelib import formulas, mistaken
 
 from conftest import SOLUTIONS_DIR
@@ -75,6 +75,16 @@ def test_flipped_norm_is_the_other_convention():
     assert key == "encoder_always_pre_ln"
     torch.testing.assert_close(make(), layers.oracle(pre, x))
     assert layer.norm_first is False   # the test's own oracle is left alone
+
+
+def test_expected_values_are_shown_in_public_tests_only(monkeypatch):
+    got, expected = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.5, 3.0])
+    for visibility, shown in (("public", True), ("hidden", False), (None, False)):
+        monkeypatch.setattr(testing.CURRENT, "visibility", visibility)
+        with pytest.raises(testing.Mismatch) as caught:
+            testing.compare(got, expected, what="x")
+        assert ("where you returned 2), expected 2.5, largest difference 0.5" in str(caught.value)) == shown
+        assert "where you returned 2)" in str(caught.value)
 
 
 def _plant(folder, mistake_ids):
