@@ -10,16 +10,24 @@ MUTANTS = [
         id="encoder_always_pre_ln",
         exercise="encoder",
         convention=True,
-        hint_en="EncoderLayer always normalises before each sub-layer (Pre-LN, x = x + sublayer(norm(x)), a real convention used by GPT-2 and nn.Transformer(norm_first=True)); with norm_first=False the exercise asks for the paper's Post-LN: x = norm(x + sublayer(x)).",
-        hint_ko="EncoderLayer 가 항상 부분층 앞에서 정규화합니다 (Pre-LN, x = x + sublayer(norm(x)): GPT-2 와 nn.Transformer(norm_first=True) 가 쓰는 실제 방식). norm_first=False 이면 이 과제는 논문의 Post-LN(x = norm(x + sublayer(x)))을 요구합니다.",
+        hint_en="EncoderLayer always normalises before each sub-layer (Pre-LN, x = x + sublayer(norm(x)), a real "
+                "convention used by GPT-2 and nn.Transformer(norm_first=True)); with norm_first=False the exercise "
+                "asks for the paper's Post-LN: x = norm(x + sublayer(x)).",
+        hint_ko="EncoderLayer 가 항상 부분층 앞에서 정규화합니다 (Pre-LN, x = x + "
+                "sublayer(norm(x)): GPT-2 와 nn.Transformer(norm_first=True) 가"
+                " 쓰는 실제 방식). norm_first=False 이면 이 과제는 논문의 Post-LN(x = norm(x"
+                " + sublayer(x)))을 요구합니다.",
         replace=(("if self.norm_first:", "if True:"),),
     ),
     Mutant(
         id="encoder_always_post_ln",
         exercise="encoder",
         convention=True,
-        hint_en="EncoderLayer always normalises after the residual addition (Post-LN, x = norm(x + sublayer(x)), the paper's convention); with norm_first=True the exercise asks for Pre-LN: x = x + sublayer(norm(x)).",
-        hint_ko="EncoderLayer 가 항상 잔차를 더한 뒤 정규화합니다 (Post-LN, x = norm(x + sublayer(x)): 논문의 방식). norm_first=True 이면 이 과제는 Pre-LN(x = x + sublayer(norm(x)))을 요구합니다.",
+        hint_en="EncoderLayer always normalises after the residual addition (Post-LN, x = norm(x + sublayer(x)), the "
+                "paper's convention); with norm_first=True the exercise asks for Pre-LN: x = x + sublayer(norm(x)).",
+        hint_ko="EncoderLayer 가 항상 잔차를 더한 뒤 정규화합니다 (Post-LN, x = norm(x + "
+                "sublayer(x)): 논문의 방식). norm_first=True 이면 이 과제는 Pre-LN(x = x"
+                " + sublayer(norm(x)))을 요구합니다.",
         replace=(("if self.norm_first:", "if False:"),),
     ),
     Mutant(
