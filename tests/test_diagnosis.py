@@ -54,6 +54,25 @@ def test_every_variant_id_is_known():
     assert {"pe_sin_cos_swapped", "attention_no_scaling", "mha_split_without_transpose"} <= ids
 
 
+def test_the_variant_builders_without_a_mistake_give_the_public_oracles():
+    from autograder.suitelib import weights
+
+    gen = torch.Generator().manual_seed(3)
+    x, memory = torch.randn(2, 5, 12, generator=gen), torch.randn(2, 4, 12, generator=gen)
+    kpm = torch.tensor([[False, False, True, True], [False, False, False, True]])
+    state = weights.mha_state(gen, 12)
+    for average in (True, False):
+        torch.testing.assert_close(
+            mistaken._mha(state, 3, x, memory, memory, key_padding_mask=kpm, average=average),
+            weights.torch_mha_forward(state, 12, 3, x, memory, memory, key_padding_mask=kpm,
+                                      average_attn_weights=average), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(mistaken._pe(9, 6), formulas.sinusoidal_table(9, 6))
+    torch.testing.assert_close(mistaken._attention(x, memory, memory, kpm[:, None, :]),
+                               formulas.attention(x, memory, memory, kpm[:, None, :]))
+    rope_x = torch.randn(2, 3, 6, 8, generator=gen)
+    torch.testing.assert_close(mistaken._rotate(rope_x, halves=False, clockwise=False), formulas.apply_rope(rope_x))
+
+
 def test_name_picks_the_matching_variant_and_nothing_else():
     table = formulas.sinusoidal_table(6, 4)
     variants = mistaken.pe_table(6, 4)
