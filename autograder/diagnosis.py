@@ -141,6 +141,11 @@ _ENTRIES = (
     _k("mha_heads_summed", "multi_head_attention",
        "the returned weights are summed over the heads; average_attn_weights=True asks for their mean",
        "반환한 가중치를 헤드에 대해 더했습니다. average_attn_weights=True 이면 평균이어야 합니다"),
+    _k("mha_fused_qkv", "multi_head_attention",
+       "you used one fused projection for q, k and v (PyTorch's own in_proj layout, a real convention); this "
+       "exercise asks for the named projections q_proj, k_proj, v_proj so weights can be loaded by name",
+       "q, k, v 에 하나로 합친 투영을 썼습니다 (PyTorch 의 in_proj 방식, 실제로 쓰이는 방식). 이 과제는 가중치를 이름으로 "
+       "불러올 수 있도록 q_proj, k_proj, v_proj 를 따로 두어야 합니다", convention=True),
     # exercise 6: feed-forward
     _k("ffn_no_relu", "feed_forward",
        "the ReLU between linear1 and linear2 is missing: FFN(x) = max(0, x W1 + b1) W2 + b2",
@@ -212,14 +217,30 @@ _ENTRIES = (
 KNOWN: dict[str, Known] = {entry.id: entry for entry in _ENTRIES}
 
 
-def name(got: Any, variants: Mapping[str, Callable[[], Any]], *, atol: float, rtol: float,
+def _holds(pattern: "When", got: Any) -> bool:
+    try:
+        return bool(pattern.test(got))
+    except Exception:  # a student's output of an unexpected form is simply not this mistake
+        return False
+
+
+@dataclass(frozen=True)
+class When:
+    """A variant given by structure instead of by value: ``test(got)`` is True when the student's
+    output shows the mistake (e.g. one ``[3 * d_model, d_model]`` projection, whatever its name).
+    :func:`name` treats a True test as an exact match."""
+
+    test: Callable[[Any], bool]
+
+
+def name(got: Any, variants: Mapping[str, Callable[[], Any] | When], *, atol: float, rtol: float,
          valid=None) -> Known | None:
     """The known mistake whose output (``variants[id]()``) the student's ``got`` matches.
 
     A variant matches when :func:`autograder.testing.compare` accepts ``got`` against it with
-    the test's tolerances (dtype not checked, NaN equal to NaN); of several, the closest by
-    :func:`autograder.testing.distance` wins (the first on ties). A variant that raises is
-    skipped. None when nothing matches.
+    the test's tolerances (dtype not checked, NaN equal to NaN), or, for a :class:`When`, when
+    its test accepts ``got``; of several, the closest by :func:`autograder.testing.distance`
+    wins (the first on ties). A variant that raises is skipped. None when nothing matches.
 
     Raises:
         KeyError: a variant id that :data:`KNOWN` lacks (a suite bug, caught by the kit's tests).
@@ -229,6 +250,10 @@ def name(got: Any, variants: Mapping[str, Callable[[], Any]], *, atol: float, rt
     best, best_dist = None, math.inf
     for mistake_id, make in variants.items():
         known = KNOWN[mistake_id]
+        if isinstance(make, When):
+            if (best is None or best_dist > 0) and _holds(make, got):
+                best, best_dist = known, 0.0
+            continue
         try:
             out = make()
         except Exception:  # a variant that cannot be built for these inputs

@@ -46,3 +46,20 @@ def test_two_mistakes_in_one_file_are_named_together():
     named = validate.named_mistakes(results, "positional_encoding")
     assert "pe_sin_cos_swapped+pe_positions_from_one" in named, named
     assert not {"pe_sin_cos_swapped", "pe_positions_from_one"} & set(named)   # neither alone explains it
+
+
+def test_a_fused_projection_under_another_name_is_named_by_its_shape():
+    """The catalog's fused-QKV mutant calls its layer ``in_proj``; a student's ``qkv`` layer is not
+    that output, but its shape ([3 * d_model, d_model], no q_proj) is the same convention."""
+    source = catalog.by_id("mha_fused_qkv").source().replace("in_proj", "qkv")
+    sources = {p.stem: p.read_text(encoding="utf-8") for p in SOLUTIONS_DIR.glob("*.py")}
+    sources["multi_head_attention"] = source
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in sources.items():
+            (Path(tmp) / f"{name}.py").write_text(text, encoding="utf-8")
+        results = grading.run_suites(Path(tmp), visibility=("public",), names=["multi_head_attention"], seed=SEED,
+                                     training=False)
+    named = {t["name"]: t["extra_data"].get("mistake") for t in results["tests"] if t["status"] == "failed"}
+    projections = [mistake for test, mistake in named.items() if "q_proj, k_proj, v_proj" in test]
+    assert projections == ["mha_fused_qkv"], named
+    assert "Different convention" in next(t["output"] for t in results["tests"] if "q_proj, k_proj" in t["name"])

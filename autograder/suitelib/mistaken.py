@@ -17,14 +17,15 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 
+from autograder.diagnosis import When
 from autograder.suitelib import formulas
 
-Variants = dict[str, Callable[[], Any]]
+Variants = dict[str, Callable[[], Any] | When]
 
 
 def mapped(variants: Variants, then: Callable[[Any], Any]) -> Variants:
     """``variants`` with ``then`` applied to each output (e.g. a table added to the test's input)."""
-    return {key: (lambda make=make: then(make())) for key, make in variants.items()}
+    return {key: (lambda make=make: then(make())) for key, make in variants.items() if not isinstance(make, When)}
 
 
 def joined(*parts: Variants) -> Variants:
@@ -186,6 +187,17 @@ def split_merge(x: torch.Tensor, num_heads: int, y: torch.Tensor) -> Variants:
         "mha_split_only_without_transpose": lambda: (bad_split, good_merge),
         "mha_merge_without_transpose": lambda: (good_split, bad_merge),
     }
+
+
+def fused_projections(d_model: int) -> Variants:
+    """The fused-QKV convention, seen in ``(state_dict shapes, ...)`` of a ``MultiHeadAttention``:
+    one ``[3 * d_model, d_model]`` weight (any name) and no ``q_proj``."""
+    def fused(got):
+        shapes = got[0]
+        return (not any(key.startswith(("q_proj", "k_proj", "v_proj")) for key in shapes)
+                and [3 * d_model, d_model] in [list(shape) for shape in shapes.values()])
+
+    return {"mha_fused_qkv": When(fused)}
 
 
 def feed_forward(state, x) -> Variants:

@@ -99,7 +99,8 @@ def test_named_projections(student):
         return shapes, m.num_heads, m.head_dim
 
     check(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
-          what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)")
+          what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
+          variants=mistaken.fused_projections(D_MODEL))
 
 
 @pytest.mark.points(0.5)
