@@ -82,6 +82,16 @@ _SRC_PE = "self.pos_encoding(self.src_embed(src))"
 _TGT_PE = "self.pos_encoding(self.tgt_embed(tgt))"
 
 MUTANTS += [
+    # Source: CasualGANPapers/Make-A-Scene#6 (the next token read from the logits at the wrong position).
+    Mutant(
+        id="transformer_greedy_first_position_logits",
+        exercise="transformer",
+        hint_en="greedy_decode picks the next token from the logits of the first position; use the last "
+                "position's logits ([:, -1])",
+        hint_ko="greedy_decode 가 첫 위치의 로짓으로 다음 토큰을 고릅니다. 마지막 위치의 로짓([:, -1])을 쓰세요",
+        replace=(("logits = self.generator(self.decode(ys, memory, src)[:, -1])",
+                  "logits = self.generator(self.decode(ys, memory, src)[:, 0])"),),
+    ),
     # Source: Exorust/TorchLeet#5 and IBM/TabFormer#14 (batch-first tensors given to a sequence-first
     # module); here the embeddings go through the positional encoding sequence-first, so every token
     # of example b gets position b's encoding.
@@ -115,15 +125,5 @@ MUTANTS += [
                 "pos_encoding",
         hint_ko="위치 인코딩을 더하지 않았습니다. encode 와 decode 에서 임베딩을 pos_encoding 에 통과시켜야 합니다",
         replace=((_SRC_PE, "self.src_embed(src)"), (_TGT_PE, "self.tgt_embed(tgt)")),
-    ),
-    # Source: CasualGANPapers/Make-A-Scene#6 (the next token read from the logits at the wrong position).
-    Mutant(
-        id="transformer_greedy_first_position_logits",
-        exercise="transformer",
-        hint_en="greedy_decode picks the next token from the logits of the first position; use the last "
-                "position's logits ([:, -1])",
-        hint_ko="greedy_decode 가 첫 위치의 로짓으로 다음 토큰을 고릅니다. 마지막 위치의 로짓([:, -1])을 쓰세요",
-        replace=(("logits = self.generator(self.decode(ys, memory, src)[:, -1])",
-                  "logits = self.generator(self.decode(ys, memory, src)[:, 0])"),),
     ),
 ]
