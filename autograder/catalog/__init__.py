@@ -11,8 +11,8 @@ the parent (see :mod:`autograder.variants`). Two uses:
 * ``tkit validate`` grades every mutant as a submission: each must lose points on its
   own exercise and be named as itself.
 
-Every mutant says where the mistake was seen (a public bug report, erratum or forum thread)
-in a comment above it. Two mutants of one exercise may be named together
+Mutants taken from public code say where the mistake was seen (a bug report, an erratum, a
+forum thread) in a comment above them. Two mutants of one exercise may be named together
 (:mod:`autograder.matching`).
 
 The catalog is instructor-only material (it is the reference with one bug): the
