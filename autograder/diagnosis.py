@@ -159,6 +159,9 @@ _ENTRIES = (
     _k("ffn_adds_residual", "feed_forward",
        "forward returns x + FFN(x); the residual connection belongs to the encoder/decoder layer",
        "forward 가 x + FFN(x) 를 반환합니다. 잔차 연결은 인코더/디코더 층의 몫입니다"),
+    _k("ffn_ignores_d_ff", "feed_forward",
+       "d_ff is not used: linear1 must map d_model to d_ff and linear2 d_ff back to d_model",
+       "d_ff 를 쓰지 않았습니다. linear1 은 d_model 에서 d_ff 로, linear2 는 d_ff 에서 d_model 로 가야 합니다"),
     # exercise 1: embedding
     _k("embedding_no_scale", "embedding",
        "the embeddings are not multiplied by sqrt(d_model) (section 3.4 of Vaswani et al. 2017)",

@@ -49,7 +49,8 @@ def test_every_variant_id_is_known():
     built = [mistaken.pe_table(5, 4), mistaken.causal_mask(3), mistaken.padding_mask(torch.tensor([[0, 1]]), 0),
              mistaken.masked_softmax(x, x > 0), mistaken.attention(x, x, x, x > 0),
              mistaken.mha(state, 2, x, x, x), mistaken.split_merge(x, 2, x.reshape(2, 2, 3, 2)),
-             mistaken.embedding(torch.randn(5, 4), torch.tensor([1, 2])), mistaken.rope(x), mistaken.rope_angles(4, 3)]
+             mistaken.embedding(torch.randn(5, 4), torch.tensor([1, 2])), mistaken.rope(x), mistaken.rope_angles(4, 3),
+             mistaken.ffn_shapes(4), mistaken.fused_projections(4)]
     ids = {key for variants in built for key in variants}
     assert ids <= set(diagnosis.KNOWN)
     assert {"pe_sin_cos_swapped", "attention_no_scaling", "mha_split_without_transpose"} <= ids

@@ -213,6 +213,13 @@ def feed_forward(state, x) -> Variants:
     }
 
 
+def ffn_shapes(d_model: int) -> Variants:
+    """Mistakes of ``PositionwiseFeedForward(d_model, d_ff)``'s ``{name: shape}`` state dict."""
+    square = {"linear1.weight": [d_model, d_model], "linear1.bias": [d_model],
+              "linear2.weight": [d_model, d_model], "linear2.bias": [d_model]}
+    return {"ffn_ignores_d_ff": lambda: square}
+
+
 def embedding(weight: torch.Tensor, token_ids: torch.Tensor) -> Variants:
     """Mistakes of ``TokenEmbedding`` whose table is ``weight`` (``[vocab_size, d_model]``)."""
     rows, d_model = weight[token_ids], weight.shape[-1]
