@@ -251,6 +251,7 @@ class GradingSession:
     def pytest_runtest_setup(self, item):
         meta = self.meta.get(item.nodeid, {})
         testing.CURRENT.exercise = meta.get("exercise")
+        testing.CURRENT.visibility = meta.get("visibility")
         testing.CURRENT.nodeid = item.nodeid
         testing.CURRENT.seed = self.test_seed(item.nodeid)
         testing.CURRENT.graded.add(meta.get("exercise"))
@@ -269,6 +270,7 @@ class GradingSession:
 
     def pytest_runtest_teardown(self, item):
         testing.CURRENT.exercise = None
+        testing.CURRENT.visibility = None
 
     def pytest_sessionfinish(self, session, exitstatus):
         testing.CURRENT.end_run()

@@ -9,9 +9,10 @@ reference and to the mutants (:class:`autograder.variants.LocalImpl`, here)::
 
     check(run, student, expected=formula_table(50, 16), what="sinusoidal_table(50, 16)")
 
-Messages never print expected values (hidden tests must not leak them): only
+Messages of hidden tests never print expected values (they must not leak them): only
 shapes, dtypes, where the first difference is, how large it is, and the student's
-own value there.
+own value there. Public tests (whose formulas are public) also show the expected value
+at the first difference.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class TestContext:
     nodeid: str = ""
     seed: int = 0
     student: Any = None
+    visibility: str | None = None  # the running test's (``public`` or ``hidden``)
     run_seed: int = 0  # the run's seed (``--tkit-seed``); the training checks draw from it
     graded: set = field(default_factory=set)
     named: dict = field(default_factory=dict)
@@ -110,16 +112,21 @@ def describe_type(value: Any) -> str:
 
 
 def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
-            valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False) -> None:
+            valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False,
+            show_expected: bool | None = None) -> None:
     """Raise :class:`Mismatch` unless ``got`` matches ``expected``.
 
     Structures (tuple, list, dict, None, numbers, strings) are compared item by item; tensors
     by type (plain tensors only), shape, dtype (when ``check_dtype``), NaN/inf and
     values within ``atol + rtol * |expected|``. ``valid`` (bool, broadcastable to the
     tensor) restricts the value comparison to True positions, e.g. unpadded ones.
+    ``show_expected`` adds the expected value at the first wrong position to the message;
+    by default it does so in public tests only (hidden tests keep their values private).
     """
+    if show_expected is None:
+        show_expected = CURRENT.visibility == "public"
     if isinstance(expected, torch.Tensor):
-        _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan)
+        _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
     elif isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)):
             raise Mismatch(_("{what} should be a tuple of {n} items, got {type}").format(
@@ -130,13 +137,13 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
         for i, (g, e) in enumerate(zip(got, expected)):
             v = valid[i] if isinstance(valid, (tuple, list)) else valid
             compare(g, e, what=_("item {i} of {what}").format(i=i, what=what), atol=atol, rtol=rtol, valid=v,
-                    check_dtype=check_dtype, equal_nan=equal_nan)
+                    check_dtype=check_dtype, equal_nan=equal_nan, show_expected=show_expected)
     elif isinstance(expected, dict):
         if not isinstance(got, dict) or set(got) != set(expected):
             raise Mismatch(_("{what} should have the keys {keys}").format(what=what, keys=sorted(expected)))
         for k in expected:
             compare(got[k], expected[k], what=f"{what}[{k!r}]", atol=atol, rtol=rtol, valid=valid,
-                    check_dtype=check_dtype, equal_nan=equal_nan)
+                    check_dtype=check_dtype, equal_nan=equal_nan, show_expected=show_expected)
     elif expected is None:
         if got is not None:
             raise Mismatch(_("{what} should be None, got {type}").format(what=what, type=describe_type(got)))
@@ -157,7 +164,7 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
         raise TypeError(f"compare() cannot handle expected values of type {type(expected).__name__}")
 
 
-def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan) -> None:
+def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected=False) -> None:
     if not isinstance(got, torch.Tensor):
         raise Mismatch(_("{what} should be a tensor, got {type}").format(what=what, type=describe_type(got)))
     sent_cls = wire.tensor_info(got).get("cls")
@@ -202,12 +209,16 @@ def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_n
             finite = diff[torch.isfinite(diff)]
             if finite.numel():
                 detail = _(", largest difference {diff:.3g}").format(diff=float(finite.max()))
-        value = g.flatten()[first].item()
-        shown = str(value) if isinstance(value, bool) else f"{value:.6g}"
+        if show_expected:
+            detail = _(", expected {value}").format(value=_shown(e.flatten()[first].item())) + detail
         raise Mismatch(_("{what} has wrong values at {n} of {m} positions (first at {idx}, where you "
                          "returned {value}){detail}").format(
             what=what, n=int(wrong.sum()), m=int(mask.sum()), idx=_fmt_index(first, g.shape),
-            value=shown, detail=detail))
+            value=_shown(g.flatten()[first].item()), detail=detail))
+
+
+def _shown(value) -> str:
+    return str(value) if isinstance(value, bool) else f"{value:.6g}"
 
 
 def distance(got: Any, expected: Any, valid=None) -> float:
@@ -267,7 +278,9 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     run (no submission folder in ``CURRENT.student``) all of them are candidates. At most
     ``MAX_CANDIDATES`` candidates are tried, in catalog order (no clock: the same submission and seed name the same mistake on
     an idle or a loaded machine). A candidate matches when :func:`compare` would accept the
-    output against its own; candidates that raise are skipped. None in the student edition.
+    output against its own; candidates that raise are skipped. When no single mutant of the
+    exercise's own matches, two of them together are tried (:func:`_own_mistake`). None in the
+    student edition.
     """
     exercise = exercise or CURRENT.exercise
     if exercise is None or catalog is None:
@@ -275,15 +288,24 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     own = catalog.for_exercises([exercise])
     depends = exercises.get(exercise).depends
     if not depends:
-        return _closest(run, got, own, atol, rtol, valid)
+        return _own_mistake(run, got, own, atol, rtol, valid)
     if not hasattr(CURRENT.student, "submission") or CURRENT.hybrids is None:   # no submission folder to re-run
         return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
     verdict = _blame(run, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
-        return _closest(run, verdict.output, own, atol, rtol, valid)
+        return _own_mistake(run, verdict.output, own, atol, rtol, valid)
     if verdict.who == hybrid.COMPONENTS and CURRENT.nodeid:
         CURRENT.blamed[CURRENT.nodeid] = (exercise, verdict.components)
     return _closest(run, got, catalog.for_exercises(verdict.components or depends), atol, rtol, valid)
+
+
+def _own_mistake(run, got, own, atol, rtol, valid):
+    """One of the exercise's own mutants, else two of them together
+    (:func:`autograder.matching.pair_trials`, named ``"a+b"``), matching ``got``; or None."""
+    from autograder import matching
+
+    return (_closest(run, got, own, atol, rtol, valid)
+            or _closest(run, got, [pair for pair, _ in matching.pair_trials(own)], atol, rtol, valid))
 
 
 def _blame(run, exercise, atol, rtol, valid) -> "hybrid.Verdict":
@@ -313,11 +335,16 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
 
 
 def check(run: Callable, student, expected: Any = None, *, what: str, reference=None,
-          atol: float = 1e-5, rtol: float = 1e-4, valid=None, check_dtype: bool = True) -> Any:
+          atol: float = 1e-5, rtol: float = 1e-4, valid=None, check_dtype: bool = True,
+          variants=None) -> Any:
     """Run ``run(student)`` and compare it with ``expected`` (default: ``run(reference)``).
 
     On a mismatch the raised :class:`Mismatch` carries the catalog mutant that
-    reproduces the student's output, if any. Returns the student's output.
+    reproduces the student's output, if any; else the :mod:`autograder.diagnosis` mistake
+    among ``variants`` (``{mistake id: callable giving that mistake's output}``, built from
+    the public formulas by :mod:`autograder.suitelib.mistaken`), which names mistakes in the
+    student edition too. A public test's message shows the expected value at the first
+    difference. Returns the student's output.
     """
     got = run(student)
     if expected is None:
@@ -332,6 +359,10 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
         compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
     except Mismatch as exc:
         exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
+        if exc.mistake is None and variants:
+            from autograder import diagnosis
+
+            exc.mistake = diagnosis.name(got, variants, atol=atol, rtol=rtol, valid=valid)
         raise
     return got
 

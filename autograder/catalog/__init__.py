@@ -11,8 +11,14 @@ the parent (see :mod:`autograder.variants`). Two uses:
 * ``tkit validate`` grades every mutant as a submission: each must lose points on its
   own exercise and be named as itself.
 
+Mutants taken from public code say where the mistake was seen (a bug report, an erratum, a
+forum thread) in a comment above them. Two mutants of one exercise may be named together
+(:mod:`autograder.matching`).
+
 The catalog is instructor-only material (it is the reference with one bug): the
-student edition does not ship it, and :func:`all_mutants` is then empty.
+student edition does not ship it, and :func:`all_mutants` is then empty; there,
+:mod:`autograder.diagnosis` names the mistakes the public formulas can express, under the
+same ids.
 """
 
 from __future__ import annotations

@@ -87,3 +87,28 @@ MUTANTS = [
                   "    return torch.matmul(weights, value), weights"),),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: FrancescoSaverioZuppichini/ViT#2 and #6 (softmax(energy) * scaling instead of
+    # softmax(energy * scaling)).
+    Mutant(
+        id="attention_scaled_after_softmax",
+        exercise="attention",
+        hint_en="the weights are divided by sqrt(d_k) after the softmax; scale the scores before it: "
+                "softmax(Q K^T / sqrt(d_k))",
+        hint_ko="softmax 뒤에 가중치를 sqrt(d_k) 로 나누었습니다. softmax 전에 점수를 나누세요: softmax(Q K^T / sqrt(d_k))",
+        replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1))"),
+                 (_WEIGHTS, "weights = masked_softmax(scores, mask, dim=-1) / math.sqrt(d_k)")),
+    ),
+    # Source: cneuralnetwork/solving-ml-papers#1 (scores scaled by the square root of the wrong
+    # dimension; right only while all sizes are equal).
+    Mutant(
+        id="attention_scaled_by_key_length",
+        exercise="attention",
+        hint_en="the scores are divided by the square root of the number of keys S_k; divide by sqrt(d_k), the "
+                "width of the queries and keys",
+        hint_ko="점수를 key 개수 S_k 의 제곱근으로 나누었습니다. query/key 의 폭 d_k 의 제곱근으로 나누어야 합니다",
+        replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(key.shape[-2])"),),
+    ),
+]

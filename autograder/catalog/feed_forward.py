@@ -45,3 +45,30 @@ MUTANTS = [
         replace=((_FORWARD, "return self.linear2(F.relu(self.linear1(x)))"),),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: nlpyang/hiersumm#28 (the feed-forward module adds its own residual, x + FFN(x), and the
+    # layer adds another one).
+    Mutant(
+        id="ffn_adds_residual",
+        exercise="feed_forward",
+        hint_en="forward returns x + FFN(x); the residual connection belongs to the encoder/decoder layer, the "
+                "feed-forward block returns linear2(ReLU(linear1(x))) only",
+        hint_ko="forward 가 x + FFN(x) 를 반환합니다. 잔차 연결은 인코더/디코더 층의 몫이고, 피드포워드 블록은 "
+                "linear2(ReLU(linear1(x))) 만 반환합니다",
+        replace=((_FORWARD, "return x + self.linear2(self.dropout(F.relu(self.linear1(x))))"),),
+    ),
+    # Source: brightmart/text_classification#86 (the position-wise feed-forward layer never uses d_ff:
+    # both layers map d_model to d_model).
+    Mutant(
+        id="ffn_ignores_d_ff",
+        exercise="feed_forward",
+        hint_en="d_ff is not used: linear1 must map d_model to d_ff and linear2 d_ff back to d_model "
+                "(the inner layer is wider, 2048 for d_model=512 in the paper)",
+        hint_ko="d_ff 를 쓰지 않았습니다. linear1 은 d_model 에서 d_ff 로, linear2 는 d_ff 에서 d_model 로 가야 합니다 "
+                "(논문에서 d_model=512 일 때 안쪽 층은 2048)",
+        replace=(("self.linear1 = nn.Linear(d_model, d_ff)", "self.linear1 = nn.Linear(d_model, d_model)"),
+                 ("self.linear2 = nn.Linear(d_ff, d_model)", "self.linear2 = nn.Linear(d_model, d_model)")),
+    ),
+]

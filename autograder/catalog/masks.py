@@ -119,3 +119,15 @@ MUTANTS = [
                  (_SOFTMAX, "return torch.softmax(filled, dim=dim)")),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: graykode/nlp-tutorial#22 ("Padding Should be Zero": code that assumes the pad id is 0).
+    Mutant(
+        id="mask_padding_assumes_zero",
+        exercise="masks",
+        hint_en="the padding mask compares with 0 instead of the pad_id argument",
+        hint_ko="패딩 마스크가 pad_id 인자가 아니라 0 과 비교합니다",
+        replace=(("return token_ids == pad_id", "return token_ids == 0"),),
+    ),
+]

@@ -124,3 +124,50 @@ MUTANTS = [
                         "        v = split_heads(nn.functional.linear(value, w_v, b_v), self.num_heads)\n")),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: Kyubyong/transformer#17 (the added output projection is a dense layer with
+    # activation=tf.nn.relu; the paper's W_O is linear).
+    Mutant(
+        id="mha_relu_after_out_proj",
+        exercise="multi_head_attention",
+        hint_en="a ReLU follows the output projection; Concat(head_1, ..., head_h) W_O is linear, with no "
+                "activation",
+        hint_ko="출력 투영 뒤에 ReLU 를 적용했습니다. Concat(head_1, ..., head_h) W_O 는 활성화 없는 선형 변환입니다",
+        replace=((_OUT, "output = torch.relu(self.out_proj(merge_heads(heads)))"),),
+    ),
+    # Source: CyberZHG/keras-multi-head#8, DeepGraphLearning/RecommenderSystems#21, hanxiao/tf-nlp-blocks#1
+    # (q, k, v projections with a ReLU activation).
+    Mutant(
+        id="mha_relu_on_projections",
+        exercise="multi_head_attention",
+        hint_en="the q, k and v projections go through a ReLU; Q W_Q, K W_K, V W_V are linear projections",
+        hint_ko="q, k, v 투영 뒤에 ReLU 를 적용했습니다. Q W_Q, K W_K, V W_V 는 선형 투영입니다",
+        replace=((_QKV, "        q = split_heads(torch.relu(self.q_proj(query)), self.num_heads)\n"
+                        "        k = split_heads(torch.relu(self.k_proj(key)), self.num_heads)\n"
+                        "        v = split_heads(torch.relu(self.v_proj(value)), self.num_heads)\n"),),
+    ),
+    # Source: yflyzhang/AnnotatedTransformer#1 (value = self.k_proj(value): a copy-paste slip).
+    Mutant(
+        id="mha_value_uses_k_proj",
+        exercise="multi_head_attention",
+        hint_en="the values are projected with k_proj; they need their own projection v_proj",
+        hint_ko="value 를 k_proj 로 투영했습니다. value 는 v_proj 로 투영해야 합니다",
+        replace=(("v = split_heads(self.v_proj(value), self.num_heads)",
+                  "v = split_heads(self.k_proj(value), self.num_heads)"),),
+    ),
+    # Source: OpenNMT/OpenNMT-py#1130 (review: keys and values were computed from the query,
+    # linear_keys(query), which only coincides with the right answer in self-attention).
+    Mutant(
+        id="mha_keys_values_from_query",
+        exercise="multi_head_attention",
+        hint_en="the keys and values are projected from query instead of from the key and value arguments; in "
+                "cross-attention they must come from the memory",
+        hint_ko="key 와 value 를 key/value 인자가 아니라 query 에서 투영했습니다. 크로스 어텐션에서는 메모리에서 와야 합니다",
+        replace=(("k = split_heads(self.k_proj(key), self.num_heads)",
+                  "k = split_heads(self.k_proj(query), self.num_heads)"),
+                 ("v = split_heads(self.v_proj(value), self.num_heads)",
+                  "v = split_heads(self.v_proj(query), self.num_heads)")),
+    ),
+]

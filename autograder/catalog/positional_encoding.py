@@ -69,3 +69,49 @@ MUTANTS = [
         replace=((_ADD, "x + self.pe[0, : x.shape[0]].unsqueeze(1).to(dtype=x.dtype, device=x.device)"),),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: OpenNMT/OpenNMT-py#1845 (the TensorFlow tutorial's get_angles uses 2 * (i // 2); written
+    # as i, every column gets its own exponent and each sin/cos pair is split across two frequencies).
+    Mutant(
+        id="pe_exponent_per_column",
+        exercise="positional_encoding",
+        hint_en="every column j has its own exponent j/d_model, so the cosine of pair i uses (2i+1)/d_model: "
+                "both columns 2i and 2i+1 must use the same frequency 1/10000^(2i/d_model)",
+        hint_ko="열 j 마다 지수 j/d_model 을 따로 써서 쌍 i 의 cos 이 (2i+1)/d_model 을 씁니다. 2i 열과 2i+1 열은 "
+                "같은 주파수 1/10000^(2i/d_model) 을 써야 합니다",
+        replace=((_COS, "table[:, 1::2] = torch.cos(position / torch.pow(10000.0, (two_i + 1) / d_model))"),),
+    ),
+    # Source: Kyubyong/transformer#81 ("the result of dividing the integer is 0": the exponent 2i/d_model
+    # computed in integer arithmetic is 0 for every column, so every frequency is 1).
+    Mutant(
+        id="pe_integer_exponent",
+        exercise="positional_encoding",
+        hint_en="the exponent 2i/d_model is computed in integer arithmetic (floor division), so it is 0 for "
+                "every column and every frequency is 1: divide as floats",
+        hint_ko="지수 2i/d_model 을 정수 나눗셈으로 계산해 모든 열에서 0 이 되어 주파수가 모두 1 입니다. "
+                "실수 나눗셈을 쓰세요",
+        replace=(("angle = position / torch.pow(10000.0, two_i / d_model)",
+                  "angle = position / torch.pow(10000.0, two_i // d_model)"),),
+    ),
+    # Source: warner-benjamin/commented-transformers#1 (div_term divided by the context size instead of
+    # the hidden size).
+    Mutant(
+        id="pe_exponent_over_max_len",
+        exercise="positional_encoding",
+        hint_en="the exponent divides by max_len instead of d_model: 10000^(2i/d_model)",
+        hint_ko="지수를 d_model 이 아니라 max_len 으로 나누었습니다: 10000^(2i/d_model)",
+        replace=(("angle = position / torch.pow(10000.0, two_i / d_model)",
+                  "angle = position / torch.pow(10000.0, two_i / max_len)"),),
+    ),
+    # Source: graykode/nlp-tutorial#73 (positions counted from 1 instead of 0).
+    Mutant(
+        id="pe_positions_from_one",
+        exercise="positional_encoding",
+        hint_en="positions are counted from 1; the first row of the table is position 0 (sin 0 = 0, cos 0 = 1)",
+        hint_ko="위치를 1 부터 셌습니다. 표의 첫 행은 위치 0 입니다 (sin 0 = 0, cos 0 = 1)",
+        replace=(("position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)",
+                  "position = torch.arange(1, max_len + 1, dtype=torch.float64).unsqueeze(1)"),),
+    ),
+]

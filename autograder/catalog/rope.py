@@ -25,9 +25,12 @@ MUTANTS = [
     Mutant(
         id="rope_clockwise",
         exercise="rope",
-        hint_en="the pairs are rotated clockwise: (a, b) -> (a cos θ - b sin θ, a sin θ + b cos θ) is "
-                "counter-clockwise",
-        hint_ko="쌍을 시계 방향으로 회전했습니다. (a, b) -> (a cos θ - b sin θ, a sin θ + b cos θ) 가 반시계 방향입니다",
+        convention=True,
+        hint_en="you rotated the interleaved pairs clockwise (multiplying by e^{-iθ}, a sense some ports use, "
+                "equivalent to negated angles); this exercise rotates counter-clockwise: "
+                "(a, b) -> (a cos θ - b sin θ, a sin θ + b cos θ)",
+        hint_ko="교차 쌍을 시계 방향으로 회전했습니다 (e^{-iθ} 를 곱하는, 일부 구현의 방식으로 각도의 부호만 반대입니다). 이 "
+                "과제는 반시계 방향으로 돌립니다: (a, b) -> (a cos θ - b sin θ, a sin θ + b cos θ)",
         replace=((_ROTATE, "rotated = torch.stack((a * cos + b * sin, -a * sin + b * cos), dim=-1)\n"
                            "    return rotated.flatten(-2)"),),
     ),
@@ -54,5 +57,24 @@ MUTANTS = [
         hint_ko="rope_angles 가 (sin, cos) 를 반환합니다. (cos, sin) 순서여야 합니다",
         replace=(("return torch.cos(theta).to(torch.float32), torch.sin(theta).to(torch.float32)",
                   "return torch.sin(theta).to(torch.float32), torch.cos(theta).to(torch.float32)"),),
+    ),
+]
+
+# Conventions found in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: huggingface/transformers convert_llama_weights_to_hf.py permutes q/k weights because Meta's
+    # LLaMA code rotates interleaved pairs while the HF port rotates halves; both senses occur in ports.
+    Mutant(
+        id="rope_rotate_half_clockwise",
+        exercise="rope",
+        convention=True,
+        hint_en="you used the 'rotate half' layout (pairs x[i], x[i + head_dim/2]) and rotated clockwise, a "
+                "real convention of some ports; this exercise uses RoFormer's interleaved pairs (x[2i], x[2i+1]) "
+                "rotated counter-clockwise: (a cos θ - b sin θ, a sin θ + b cos θ)",
+        hint_ko="'rotate half' 배치(x[i] 와 x[i + head_dim/2])로 시계 방향으로 회전했습니다 (일부 구현의 실제 방식). 이 "
+                "과제는 RoFormer 의 교차 쌍 (x[2i], x[2i+1]) 을 반시계 방향으로 돌립니다: "
+                "(a cos θ - b sin θ, a sin θ + b cos θ)",
+        replace=((_PAIRS, "a, b = x[..., : head_dim // 2], x[..., head_dim // 2 :]"),
+                 (_ROTATE, "return torch.cat((a * cos + b * sin, -a * sin + b * cos), dim=-1)")),
     ),
 ]

@@ -76,3 +76,54 @@ MUTANTS = [
                   "        self.eval()\n        with torch.no_grad():\n            memory = self.encode(src)"),),
     ),
 ]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+_SRC_PE = "self.pos_encoding(self.src_embed(src))"
+_TGT_PE = "self.pos_encoding(self.tgt_embed(tgt))"
+
+MUTANTS += [
+    # Source: CasualGANPapers/Make-A-Scene#6 (the next token read from the logits at the wrong position).
+    Mutant(
+        id="transformer_greedy_first_position_logits",
+        exercise="transformer",
+        hint_en="greedy_decode picks the next token from the logits of the first position; use the last "
+                "position's logits ([:, -1])",
+        hint_ko="greedy_decode 가 첫 위치의 로짓으로 다음 토큰을 고릅니다. 마지막 위치의 로짓([:, -1])을 쓰세요",
+        replace=(("logits = self.generator(self.decode(ys, memory, src)[:, -1])",
+                  "logits = self.generator(self.decode(ys, memory, src)[:, 0])"),),
+    ),
+    # Source: Exorust/TorchLeet#5 and IBM/TabFormer#14 (batch-first tensors given to a sequence-first
+    # module); here the embeddings go through the positional encoding sequence-first, so every token
+    # of example b gets position b's encoding.
+    Mutant(
+        id="transformer_mixed_layout",
+        exercise="transformer",
+        hint_en="the embeddings reach the positional encoding as [S, B, d_model] (sequence first) while the "
+                "kit is batch first [B, S, d_model]: every token of example b gets the encoding of position b, "
+                "and swapping two examples changes their outputs",
+        hint_ko="임베딩을 [S, B, d_model] (시퀀스 우선)으로 위치 인코딩에 넘겼지만 이 키트는 배치 우선 [B, S, d_model] "
+                "입니다. 예제 b 의 모든 토큰이 위치 b 의 인코딩을 받고, 두 예제를 바꾸면 출력이 달라집니다",
+        replace=((_SRC_PE, "self.pos_encoding(self.src_embed(src).transpose(0, 1)).transpose(0, 1)"),
+                 (_TGT_PE, "self.pos_encoding(self.tgt_embed(tgt).transpose(0, 1)).transpose(0, 1)")),
+    ),
+    # Source: DSKSD/DeepNLP-models-Pytorch#2 and bowang-lab/Transformer-GCN-QA#32 (softmax applied to
+    # the model's output although the loss expects logits).
+    Mutant(
+        id="transformer_returns_softmax",
+        exercise="transformer",
+        hint_en="forward returns softmax probabilities; it must return the generator's logits (the loss and "
+                "argmax take logits)",
+        hint_ko="forward 가 softmax 확률을 반환합니다. generator 의 로짓을 반환해야 합니다 (손실과 argmax 는 로짓을 받습니다)",
+        replace=(("return self.generator(self.decode(tgt, self.encode(src), src))",
+                  "return torch.softmax(self.generator(self.decode(tgt, self.encode(src), src)), dim=-1)"),),
+    ),
+    # Source: Lightning-AI/pytorch-lightning#20099 ("positional encoding not used in Demo Transformer").
+    Mutant(
+        id="transformer_no_positional_encoding",
+        exercise="transformer",
+        hint_en="the positional encoding is never added: encode and decode must pass the embeddings through "
+                "pos_encoding",
+        hint_ko="위치 인코딩을 더하지 않았습니다. encode 와 decode 에서 임베딩을 pos_encoding 에 통과시켜야 합니다",
+        replace=((_SRC_PE, "self.src_embed(src)"), (_TGT_PE, "self.tgt_embed(tgt)")),
+    ),
+]

@@ -159,6 +159,21 @@ def causal_mask(size: int) -> torch.Tensor:
     return torch.ones(size, size, dtype=torch.bool).triu(1)
 
 
+def swap_first_two(batch: int) -> torch.Tensor:
+    """``Long[batch]``: the permutation of a batch that swaps examples 0 and 1 and keeps the rest."""
+    order = torch.arange(batch)
+    order[:2] = torch.tensor([1, 0])
+    return order
+
+
+def batch_permuted(value: Any, order: torch.Tensor) -> Any:
+    """``value`` (a tensor whose first axis is the batch, or a tuple/list of them, or None) reordered
+    by ``order`` along the batch axis."""
+    if isinstance(value, (tuple, list)):
+        return tuple(batch_permuted(v, order) for v in value)
+    return None if value is None else value[order]
+
+
 def valid_positions(padding: torch.Tensor) -> torch.Tensor:
     """``Bool[B, S, 1]``: True at unpadded positions, for ``compare(..., valid=...)``."""
     return ~padding[:, :, None]

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import formulas, props, say
+from autograder.suitelib import formulas, mistaken, props, say
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("attention")
@@ -22,7 +22,7 @@ def test_matches_the_formula_3d(student):
         return impl.attention.scaled_dot_product_attention(Q3, K3, V3)
 
     check(run, student, formulas.attention(Q3, K3, V3), what="scaled_dot_product_attention(q[2, 3, 4], k[2, 5, 4], "
-                                                             "v[2, 5, 6])")
+                                                             "v[2, 5, 6])", variants=mistaken.attention(Q3, K3, V3))
 
 
 @pytest.mark.points(1.5)
@@ -41,7 +41,8 @@ def test_matches_the_formula_4d_with_mask(student):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
 
     check(run, student, formulas.attention(q, k, v, mask),
-          what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 3, 5])")
+          what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 3, 5])",
+          variants=mistaken.attention(q, k, v, mask))
 
 
 @pytest.mark.points(0.5)

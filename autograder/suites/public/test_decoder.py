@@ -8,7 +8,7 @@ padding invariance, eval determinism. Small sizes: B=3, T=5, S=7, d_model=16, 4 
 import pytest
 import torch
 
-from autograder.suitelib import layers
+from autograder.suitelib import layers, mistaken
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("decoder")
@@ -45,10 +45,31 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     causal = layers.causal_mask(T)
     expected = layers.oracle(torch_layer, x, memory, tgt_mask=causal)
     check(_layer_run(layers.decoder_layer_state(torch_layer), x, memory, norm_first, tgt_mask=causal), student,
-          expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)")
+          expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
+          variants=mistaken.flipped_norm("decoder", torch_layer, norm_first, x, memory, tgt_mask=causal))
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student, seed):
+    """Swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    _, x, memory, tgt_pad, mem_pad = _inputs(seed)
+    order = layers.swap_first_two(B)
+
+    def call(m, o):
+        return m(x[o], memory[o], tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad[o],
+                 memory_key_padding_mask=mem_pad[o])
+
+    def run(impl):
+        m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0)
+        m.eval()
+        return call(m, order), call(m, torch.arange(B))[order]
+
+    layers.expect_same(run, student, what="Decoder output on the batch with examples 0 and 1 swapped, against "
+                                          "the swapped outputs", valid=layers.valid_positions(tgt_pad[order]))
+
+
+@pytest.mark.points(0.5)
 def test_layer_with_all_masks(student, seed):
     """DecoderLayer with causal, target-padding and memory-padding masks gives PyTorch's numbers
     ko: 인과, 타깃 패딩, memory 패딩 마스크를 모두 준 DecoderLayer 가 PyTorch 와 같은 값을 냅니다"""
@@ -90,7 +111,8 @@ def test_stack_matches_pytorch(student, seed, norm_first):
         return m(x, memory, **masks)
 
     check(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
-          valid=layers.valid_positions(tgt_pad))
+          valid=layers.valid_positions(tgt_pad),
+          variants=mistaken.flipped_norm("decoder", stack, norm_first, x, memory, **masks))
 
 
 @pytest.mark.points(0.5)

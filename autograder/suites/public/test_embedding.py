@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+from autograder.suitelib import mistaken
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("embedding")
@@ -25,7 +26,8 @@ def test_lookup_is_scaled_by_sqrt_d_model(student):
         m.load_state_dict({"embedding.weight": WEIGHT})
         return m(IDS)
 
-    check(run, student, WEIGHT[IDS] * math.sqrt(D_MODEL), what="TokenEmbedding(11, 6)(token_ids)")
+    check(run, student, WEIGHT[IDS] * math.sqrt(D_MODEL), what="TokenEmbedding(11, 6)(token_ids)",
+          variants=mistaken.embedding(WEIGHT, IDS))
 
 
 @pytest.mark.points(1)

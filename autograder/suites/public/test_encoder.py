@@ -8,7 +8,7 @@ eval determinism. Small sizes: B=3, S=6, d_model=16, 4 heads, d_ff=24.
 import pytest
 import torch
 
-from autograder.suitelib import layers
+from autograder.suitelib import layers, mistaken
 from autograder.testing import check, compare
 
 pytestmark = pytest.mark.exercise("encoder")
@@ -42,7 +42,8 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     expected = layers.oracle(torch_layer, x, src_key_padding_mask=kpm)
     check(_layer_run(layers.encoder_layer_state(torch_layer), x, kpm, norm_first), student, expected,
           what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=layers.valid_positions(kpm))
+          valid=layers.valid_positions(kpm),
+          variants=mistaken.flipped_norm("encoder", torch_layer, norm_first, x, src_key_padding_mask=kpm))
 
 
 @pytest.mark.points(1)
@@ -62,13 +63,30 @@ def test_stack_matches_pytorch(student, seed, norm_first):
         return m(x, key_padding_mask=kpm)
 
     check(run, student, expected, what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=layers.valid_positions(kpm))
+          valid=layers.valid_positions(kpm),
+          variants=mistaken.flipped_norm("encoder", stack, norm_first, x, src_key_padding_mask=kpm))
     if not norm_first:
         norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
         compare(norm, None, what="Encoder(..., norm_first=False).norm")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student, seed):
+    """Swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    _, x, kpm = _inputs(seed)
+    order = layers.swap_first_two(B)
+
+    def run(impl):
+        m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0)
+        m.eval()
+        return m(x[order], key_padding_mask=kpm[order]), m(x, key_padding_mask=kpm)[order]
+
+    layers.expect_same(run, student, what="Encoder output on the batch with examples 0 and 1 swapped, against "
+                                          "the swapped outputs", valid=layers.valid_positions(kpm[order]))
+
+
+@pytest.mark.points(0.5)
 def test_padding_invariance(student, seed):
     """Changing the padded positions of x leaves the outputs at valid positions unchanged
     ko: x 의 패딩 위치 값을 바꿔도 유효한 위치의 출력은 그대로입니다"""

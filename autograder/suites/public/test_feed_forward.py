@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.suitelib import props, say, weights
+from autograder.suitelib import mistaken, props, say, weights
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("feed_forward")
@@ -30,7 +30,8 @@ def test_matches_the_formula(student):
         m.load_state_dict(STATE)
         return m(X)
 
-    check(run, student, _formula(X), what="PositionwiseFeedForward(6, 10)(x[2, 4, 6])")
+    check(run, student, _formula(X), what="PositionwiseFeedForward(6, 10)(x[2, 4, 6])",
+          variants=mistaken.feed_forward(STATE, X))
 
 
 @pytest.mark.points(0.5)
@@ -44,7 +45,7 @@ def test_layer_shapes(student):
         return {name: list(t.shape) for name, t in m.state_dict().items()}
 
     check(run, student, {name: list(t.shape) for name, t in STATE.items()},
-          what="PositionwiseFeedForward(6, 10).state_dict() shapes")
+          what="PositionwiseFeedForward(6, 10).state_dict() shapes", variants=mistaken.ffn_shapes(D_MODEL))
 
 
 @pytest.mark.points(1)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import props, weights
+from autograder.suitelib import layers, mistaken, props, weights
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
@@ -36,10 +36,11 @@ def test_split_and_merge_heads(student):
         return mha.split_heads(X[..., :6], 3), mha.merge_heads(y)
 
     expected = (X[..., :6].reshape(2, 5, 3, 2).transpose(1, 2), y.transpose(1, 2).reshape(2, 5, 6))
-    check(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))")
+    check(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))",
+          variants=mistaken.split_merge(X[..., :6], 3, y))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
 
@@ -49,7 +50,8 @@ def test_self_attention_matches_pytorch(student):
         return _module(impl)(X, X, X, key_padding_mask=KPM)
 
     expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
-    check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)")
+    check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
+          variants=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
 
 
 @pytest.mark.points(1.5)
@@ -66,7 +68,23 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
     expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask,
                                          average_attn_weights=False)
     check(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
-                                       "attn_mask[5, 4], average_attn_weights=False)")
+                                       "attn_mask[5, 4], average_attn_weights=False)",
+          variants=mistaken.mha(STATE, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask, average=False))
+
+
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student):
+    """swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    order = layers.swap_first_two(X.shape[0])
+
+    def run(impl):
+        m = _module(impl)
+        swapped = m(X[order], MEMORY[order], MEMORY[order], key_padding_mask=KPM[order][:, :4])
+        return swapped, layers.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
+
+    layers.expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
+                                          "batch with examples 0 and 1 swapped, against the swapped outputs")
 
 
 @pytest.mark.points(0.5)
@@ -81,7 +99,8 @@ def test_named_projections(student):
         return shapes, m.num_heads, m.head_dim
 
     check(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
-          what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)")
+          what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
+          variants=mistaken.fused_projections(D_MODEL))
 
 
 @pytest.mark.points(0.5)

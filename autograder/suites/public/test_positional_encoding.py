@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import formulas
+from autograder.suitelib import formulas, mistaken
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("positional_encoding")
@@ -18,7 +18,8 @@ def test_table_matches_the_formula(student):
     def run(impl):
         return impl.positional_encoding.sinusoidal_table(50, 16)
 
-    check(run, student, formulas.sinusoidal_table(50, 16), what="sinusoidal_table(50, 16)", atol=2e-5, rtol=0)
+    check(run, student, formulas.sinusoidal_table(50, 16), what="sinusoidal_table(50, 16)", atol=2e-5, rtol=0,
+          variants=mistaken.pe_table(50, 16))
 
 
 @pytest.mark.points(0.5)
@@ -46,7 +47,7 @@ def test_forward_adds_the_first_s_rows(student):
         return m(x)
 
     check(run, student, x + formulas.sinusoidal_table(7, 12), what="PositionalEncoding(12, 30, dropout=0.3).eval()(x)",
-          atol=2e-5)
+          atol=2e-5, variants=mistaken.mapped(mistaken.pe_table(7, 12), lambda table: x + table))
 
 
 @pytest.mark.points(1.5)

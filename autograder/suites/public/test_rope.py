@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import formulas, props
+from autograder.suitelib import formulas, mistaken, props
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("rope")
@@ -20,7 +20,7 @@ def test_angles_match_the_formula(student):
     def run(impl):
         return impl.rope.rope_angles(8, 10)
 
-    check(run, student, formulas.rope_angles(8, 10), what="rope_angles(8, 10)")
+    check(run, student, formulas.rope_angles(8, 10), what="rope_angles(8, 10)", variants=mistaken.rope_angles(8, 10))
 
 
 @pytest.mark.points(1.5)
@@ -32,7 +32,7 @@ def test_rotation_matches_the_formula(student):
     def run(impl):
         return impl.rope.apply_rope(X)
 
-    check(run, student, formulas.apply_rope(X), what="apply_rope(x[2, 3, 6, 8])")
+    check(run, student, formulas.apply_rope(X), what="apply_rope(x[2, 3, 6, 8])", variants=mistaken.rope(X))
 
 
 @pytest.mark.points(0.5)

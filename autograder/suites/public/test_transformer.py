@@ -36,7 +36,7 @@ def _data(seed):
     return gen, src, tgt
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_shapes(student, seed):
     """encode, decode and forward return [B, S, d_model], [B, T, d_model] and [B, T, tgt_vocab_size]
     ko: encode, decode, forward 가 [B, S, d_model], [B, T, d_model], [B, T, tgt_vocab_size] 를 돌려줍니다"""
@@ -83,6 +83,22 @@ def test_source_padding_invariance(student, seed):
 
     layers.expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
                        valid=(valid, None))
+
+
+@pytest.mark.points(0.5)
+def test_swapping_two_examples_swaps_their_outputs(student, seed):
+    """Swapping two examples of the batch swaps their logits and changes nothing else (batch-first layout)
+    ko: 배치의 두 예제를 바꾸면 두 로짓만 서로 바뀌고 나머지는 그대로입니다 (배치 우선 배치)"""
+    _, src, tgt = _data(seed)
+    order = layers.swap_first_two(B)
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        return m(src[order], tgt[order]), m(src, tgt)[order]
+
+    layers.expect_same(run, student, what="logits on the batch with examples 0 and 1 swapped, against the "
+                                          "swapped logits")
 
 
 @pytest.mark.points(0.5)
