@@ -44,12 +44,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, exercises, grader_errors, testing
+from autograder import __version__, exercises, grader_errors, testing, timeshare
 from autograder.i18n import _, set_language
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
 from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
-from autograder.timeshare import ExerciseClock
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
@@ -168,9 +167,10 @@ def _marker_arg(item, name):
 class GradingSession:
     """Collects one submission's results while pytest runs the suites.
 
-    ``time_limit`` (seconds) bounds the whole submission: each exercise may spend its share
-    (:meth:`budget`) in its own tests, so an exercise that exhausts its share never costs
-    another one time. ``error_log`` is the instructor-only file for grader errors."""
+    ``time_limit`` (seconds) bounds the time the submission's child may take: each exercise
+    may take its share (:mod:`autograder.timeshare`) in its own tests, so an exercise that
+    exhausts its share never costs another one time. ``error_log`` is the instructor-only
+    file for grader errors."""
 
     def __init__(self, submission: Path, *, seed: int | None = None, limits: Limits | None = None,
                  results_path: str | None = None, lang: str | None = None, time_limit: float = 900.0,
@@ -187,7 +187,6 @@ class GradingSession:
         self.attachments: dict[str, Attachments] = {}
         self.results: dict | None = None
         self.error_log = error_log
-        self.clock = ExerciseClock(time_limit)
         self._phase = "public"
         self._t0 = time.monotonic()
 
@@ -216,7 +215,8 @@ class GradingSession:
                                       "visibility": visibility,
                                       "description": describe_test(item.obj, item.name, self.lang)}
         items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
-        self.clock.plan(meta["exercise"] for meta in self.meta.values())
+        self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), self.time_limit),
+                                self.time_limit)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
@@ -230,8 +230,7 @@ class GradingSession:
             self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
             self.remote.close()
             self.remote.start()
-        if meta.get("exercise") in exercises.BY_NAME:
-            self.remote.begin_test(meta["exercise"], *self.clock.start(meta["exercise"]))
+        self.remote.begin_test(meta.get("exercise"))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -245,7 +244,6 @@ class GradingSession:
 
     def pytest_runtest_teardown(self, item):
         testing.CURRENT.exercise = None
-        self.clock.stop()
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.remote.close()

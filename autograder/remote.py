@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from autograder import exercises
+from autograder import exercises, timeshare
 from autograder.child import wire
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
@@ -133,7 +133,8 @@ class RemoteImpl:
     (:data:`autograder.exercises.EXERCISES` ``depends``), fail at once with kind
     ``gave_up``; other exercises are graded as usual. A module whose import kills the child
     fails later imports at once, without a new child. ``deadline`` (a ``time.monotonic()``
-    value) bounds every request: none waits past it (:attr:`time_limit_text` says why).
+    value) bounds every request, and so does the running exercise's share of the time
+    (:meth:`set_budgets`): the time its requests took is counted in ``spent``.
     """
 
     def __init__(self, submission: Path, limits: Limits | None = None, label: str = "submission"):
@@ -147,7 +148,9 @@ class RemoteImpl:
         self._gen = 0
         self._deaths: dict[str | None, int] = {}  # per exercise (None: outside any test)
         self.exercise: str | None = None  # whose test runs now (see begin_test)
-        self.time_limit_text = _("the time limit for the whole submission was reached")
+        self.budgets: dict[str, float] = {}  # seconds of requests each exercise may take (set_budgets)
+        self.spent: dict[str | None, float] = {}  # seconds its requests took so far
+        self._time_limit = 0.0
         self._modules: dict[str, RemoteObject] = {}
         self._fatal_imports: dict[str, SubmissionError] = {}
         self._seed: int | None = None
@@ -162,14 +165,35 @@ class RemoteImpl:
             self._gen += 1
             self._ready = False
 
-    def begin_test(self, exercise: str | None, deadline: float | None = None, time_limit_text: str = "") -> None:
-        """A test of ``exercise`` starts: the child's deaths from now on count against it, and no
-        request waits past ``deadline`` (``time.monotonic()``; None: no bound), failing with kind
-        ``time_limit`` and ``time_limit_text`` once it has passed."""
+    def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
+        """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.timeshare`):
+        once its requests took that long, its further requests fail with kind ``time_limit``."""
+        self.budgets = dict(budgets)
+        self._time_limit = time_limit
+
+    def begin_test(self, exercise: str | None) -> None:
+        """A test of ``exercise`` starts: the child's deaths and the time its requests take
+        count against that exercise from now on."""
         self.exercise = exercise
-        self.deadline = deadline
-        if time_limit_text:
-            self.time_limit_text = time_limit_text
+
+    def _time_left(self) -> float | None:
+        """Seconds the next request may take (None: no bound); SubmissionError when none are left."""
+        lefts = []
+        if self.deadline is not None:
+            lefts.append((self.deadline - time.monotonic(), _("the time limit for the whole submission was reached")))
+        if self.exercise in self.budgets:
+            share = self.budgets[self.exercise]
+            lefts.append((share - self.spent.get(self.exercise, 0.0),
+                          timeshare.limit_text(self.exercise, share, self._time_limit)))
+        if not lefts:
+            return None
+        left, text = min(lefts, key=lambda pair: pair[0])
+        if left <= 0:
+            raise SubmissionError("time_limit", text)
+        return left
+
+    def _charge(self, since: float) -> None:
+        self.spent[self.exercise] = self.spent.get(self.exercise, 0.0) + time.monotonic() - since
 
     def given_up(self, exercise: str | None) -> str | None:
         """Why the tests of ``exercise`` are no longer run (a student-facing sentence), or None."""
@@ -262,10 +286,13 @@ class RemoteImpl:
             self._seed = seed
         self.test_output = ""
         if self._child is not None and self._child.dead is None and self._ready:
-            try:
+            since = time.monotonic()
+            try:  # dropping handles may run a student's __del__: charged to the test that made them
                 self._child.request("reset", timeout=min(RESET_TIMEOUT, self.limits.call_timeout), seed=seed)
             except (ChildDied, ProtocolError):
-                self._died()  # charged to the exercise whose test left the child so; a new one starts next
+                self._died()  # a new child starts at the next request
+            finally:
+                self._charge(since)
 
 
     # -- transport ---------------------------------------------------------------
@@ -273,10 +300,8 @@ class RemoteImpl:
                  args=None, kwargs=None, **fields):
         self._check_given_up()
         timeout = timeout or self.limits.call_timeout
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise SubmissionError("time_limit", self.time_limit_text)
+        left = self._time_left()
+        if left is not None:
             timeout = min(timeout, left)
         child = self._live_child()
         if target is not None and target._gen != self._gen:
@@ -287,6 +312,7 @@ class RemoteImpl:
             fields["args"] = enc.encode(tuple(args))
         if kwargs is not None:
             fields["kwargs"] = enc.encode(dict(kwargs))
+        since = time.monotonic()
         try:
             reply, tensors = child.request(op, timeout=timeout, tensors=enc.tensors, **fields)
         except ChildDied as exc:
@@ -302,6 +328,8 @@ class RemoteImpl:
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
                     what=what, error=exc), child.last_output) from None
+        finally:
+            self._charge(since)
         self.last_output = child.last_output
         if self.last_output and len(self.test_output) < MAX_TEST_OUTPUT:
             self.test_output = (self.test_output + self.last_output)[:MAX_TEST_OUTPUT]
