@@ -73,7 +73,7 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
                memory_limit: int | None = None, error_log: Path | None = None) -> dict:
     """Run the suites on a prepared submission folder; returns the results dict.
 
-    ``time_limit`` (seconds, default 900) bounds the time spent in tests: each exercise gets
+    ``time_limit`` (seconds, default 1300) bounds the time spent in tests: each exercise gets
     its share by points (:mod:`autograder.timeshare`). ``memory_limit`` (bytes) caps the child's
     memory (:class:`autograder.sandbox.Limits`). Grader errors are detailed in ``error_log``
     (instructor-only; default: stderr), never in the results.

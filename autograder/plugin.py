@@ -65,7 +65,7 @@ def pytest_addoption(parser):
     group.addoption("--tkit-lang", dest="tkit_lang", default=None, help="en or ko")
     group.addoption("--tkit-call-timeout", dest="tkit_call_timeout", type=float, default=None,
                     help="seconds one call into the submission may take")
-    group.addoption("--tkit-time-limit", dest="tkit_time_limit", type=float, default=900.0,
+    group.addoption("--tkit-time-limit", dest="tkit_time_limit", type=float, default=timeshare.DEFAULT_TIME_LIMIT,
                     help="seconds the whole submission may take (each exercise gets its share by points)")
     group.addoption("--tkit-memory-limit", dest="tkit_memory_limit", type=int, default=None,
                     help="bytes of memory the submission's process may allocate")
@@ -173,7 +173,8 @@ class GradingSession:
     file for grader errors."""
 
     def __init__(self, submission: Path, *, seed: int | None = None, limits: Limits | None = None,
-                 results_path: str | None = None, lang: str | None = None, time_limit: float = 900.0,
+                 results_path: str | None = None, lang: str | None = None,
+                 time_limit: float = timeshare.DEFAULT_TIME_LIMIT,
                  error_log: str | None = None):
         self.submission = submission
         self.seed = seed if seed is not None else secrets.randbelow(2**31)

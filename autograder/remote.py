@@ -171,6 +171,15 @@ class RemoteImpl:
         self.budgets = dict(budgets)
         self._time_limit = time_limit
 
+    def sibling(self) -> "RemoteImpl":
+        """A second child for the same submission (e.g. a training run in a fresh process) whose
+        deaths and request time count with this one's, against the same exercise and shares."""
+        other = RemoteImpl(self.submission, self.limits, label=self.label)
+        other.deadline, other.exercise = self.deadline, self.exercise
+        other.budgets, other._time_limit = self.budgets, self._time_limit
+        other.spent, other._deaths = self.spent, self._deaths  # shared, not copied
+        return other
+
     def begin_test(self, exercise: str | None) -> None:
         """A test of ``exercise`` starts: the child's deaths and the time its requests take
         count against that exercise from now on."""

@@ -469,3 +469,18 @@ def test_an_exercise_that_uses_up_its_time_share_costs_no_other(tmp_path):
     last = by_exercise["masks"][-1]
     assert last["extra_data"]["failure"] == "time_limit"
     assert "the time limit for masks (1.6 s of the submission's 2.6 s) was reached" in last["output"]
+
+
+def test_a_sibling_child_counts_its_deaths_and_time_with_the_first(tmp_path):
+    folder = write(tmp_path / "sub", {"toy.py": TOY})
+    impl = RemoteImpl(folder, Limits(call_timeout=5))
+    impl.set_budgets({"masks": 100.0}, 100.0)
+    impl.begin_test("masks")
+    other = impl.sibling()
+    try:
+        with pytest.raises(SubmissionError):
+            other.toy.die()
+    finally:
+        other.close()
+        impl.close()
+    assert impl._deaths == {"masks": 1} and impl.spent["masks"] > 0
