@@ -154,7 +154,8 @@ STRUCTURE_ONLY = {"nan_outputs", "inf_outputs", "tensor_subclass"}
 STRUCTURE_TEST = "test_pe_is_a_persistent_buffer"
 
 
-@pytest.mark.parametrize("attack", sorted(p.name for p in ATTACKS.iterdir() if p.is_dir() and p.name not in ENGINE_ATTACKS))
+@pytest.mark.parametrize("attack", sorted(p.name for p in ATTACKS.iterdir()
+                                           if p.is_dir() and p.name not in ENGINE_ATTACKS))
 def test_an_attack_scores_no_more_than_an_honest_attempt(runs, attack):
     result = runs["attacked"][f"attack_{attack}"]
     passed = [t for t in result["tests"] if t["status"] == "passed"]
