@@ -29,6 +29,7 @@ from typing import Callable, Iterator
 from autograder.untrusted import shown, submission_dir
 
 Todo = list[tuple[str, Path]]
+ERROR_LOG_NAME = "grader-errors.log"  # the instructor-only details of grader errors, in the output folder
 
 
 class Interrupted(KeyboardInterrupt):
@@ -166,6 +167,7 @@ def grade_many(todo: Todo, out_dir: Path, *, options: dict, on_result: Callable[
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     out_dir = Path(out_dir)
+    options = {"error_log": out_dir / ERROR_LOG_NAME, **options}
     stats = BatchStats(total=len(todo), workers=min(workers, max(1, len(todo))))
     t0 = time.monotonic()
     tmp_root = tempfile.mkdtemp(prefix="tkit-batch-")

@@ -72,8 +72,14 @@ def _clean_pytest_env():
 
 def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None, seed: int | None = None,
                lang: str | None = None, call_timeout: float | None = None, time_limit: float | None = None,
-               training: bool = True, verbose: bool = False, files: list[Path] | None = None) -> dict:
+               training: bool = True, verbose: bool = False, files: list[Path] | None = None,
+               memory_limit: int | None = None, error_log: Path | None = None) -> dict:
     """Run the suites on a prepared submission folder; returns the results dict.
+
+    ``time_limit`` (seconds, default 1300) bounds the time spent in tests: each exercise gets
+    its share by points (:mod:`autograder.timeshare`). ``memory_limit`` (bytes) caps the child's
+    memory (:class:`autograder.sandbox.Limits`). Grader errors are detailed in ``error_log``
+    (instructor-only; default: stderr), never in the results.
 
     ``training=False`` leaves out the tests marked ``training`` (they train a model).
     ``files`` replaces the kit's suites by these test files (the kit's own tests use a small
@@ -99,6 +105,10 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
         args += ["--tkit-call-timeout", str(call_timeout)]
     if time_limit:
         args += ["--tkit-time-limit", str(time_limit)]
+    if memory_limit:
+        args += ["--tkit-memory-limit", str(int(memory_limit))]
+    if error_log:
+        args += ["--tkit-error-log", str(error_log)]
     if not training:
         args += ["-m", "not training"]
     grabber = _ResultGrabber()

@@ -2,7 +2,14 @@
 
 Options: ``--submission DIR`` (required to grade), ``--tkit-seed N`` (hidden tests'
 randomness; recorded in the results), ``--tkit-results FILE`` (results.json),
-``--tkit-lang en|ko``, ``--tkit-call-timeout S``, ``--tkit-time-limit S``.
+``--tkit-lang en|ko``, ``--tkit-call-timeout S``, ``--tkit-time-limit S`` (the whole submission's
+bound, shared out among the exercises by points: see :mod:`autograder.timeshare`),
+``--tkit-memory-limit BYTES`` (the child's memory cap), ``--tkit-error-log FILE`` (the
+instructor-only log of grader errors; default: this process's stderr).
+
+Public tests run first, in a child of their own; the hidden tests then run in a fresh child,
+so nothing a student sees (a public test's outcome, what their code printed) can depend on
+the hidden tests.
 
 Markers:
     ``exercise(name)``  the exercise a test belongs to (usually a module-level ``pytestmark``);
@@ -30,12 +37,12 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-import traceback
 from pathlib import Path
 
 import pytest
 
-from autograder import __version__, exercises, not_graded, testing
+from autograder import __version__, exercises, grader_errors, not_graded, testing, timeshare
+from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
 from autograder.i18n import _, set_language
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
@@ -56,8 +63,12 @@ def pytest_addoption(parser):
     group.addoption("--tkit-lang", dest="tkit_lang", default=None, help="en or ko")
     group.addoption("--tkit-call-timeout", dest="tkit_call_timeout", type=float, default=None,
                     help="seconds one call into the submission may take")
-    group.addoption("--tkit-time-limit", dest="tkit_time_limit", type=float, default=900.0,
-                    help="seconds the whole submission may take")
+    group.addoption("--tkit-time-limit", dest="tkit_time_limit", type=float, default=timeshare.DEFAULT_TIME_LIMIT,
+                    help="seconds the whole submission may take (each exercise gets its share by points)")
+    group.addoption("--tkit-memory-limit", dest="tkit_memory_limit", type=int, default=None,
+                    help="bytes of memory the submission's process may allocate")
+    group.addoption("--tkit-error-log", dest="tkit_error_log", default=None,
+                    help="append the details of grader errors to this instructor-only file")
 
 
 def pytest_configure(config):
@@ -70,10 +81,12 @@ def pytest_configure(config):
         limits = Limits()
         if config.getoption("tkit_call_timeout"):
             limits.call_timeout = config.getoption("tkit_call_timeout")
+        if config.getoption("tkit_memory_limit"):
+            limits.memory_bytes = config.getoption("tkit_memory_limit")
         session = GradingSession(
             Path(submission), seed=config.getoption("tkit_seed"), limits=limits,
             results_path=config.getoption("tkit_results"), lang=config.getoption("tkit_lang"),
-            time_limit=config.getoption("tkit_time_limit"))
+            time_limit=config.getoption("tkit_time_limit"), error_log=config.getoption("tkit_error_log"))
         config.stash[SESSION_KEY] = session
         config.pluginmanager.register(session, "tkit-grading-session")
 
@@ -113,65 +126,12 @@ def rng(seed):
     return torch.Generator().manual_seed(seed)
 
 
-class PartialCredit:
-    """Lets a passing test award a fraction of its points (``award(0.5, "why")``)."""
-
-    def __init__(self):
-        self.fraction = 1.0
-        self.note = ""
-
-    def award(self, fraction: float, note: str = "") -> None:
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"fraction must be within [0, 1], got {fraction}")
-        self.fraction = fraction
-        self.note = note
-
-
 @pytest.fixture
 def partial(request) -> PartialCredit:
     """Partial credit for this test (see :class:`PartialCredit`)."""
     credit = PartialCredit()
     _session(request).partials[request.node.nodeid] = credit
     return credit
-
-
-class Attachments:
-    """Plot data a test attaches to its record (``attach("pe_table", got=table, expected=ref)``).
-
-    Values are stored under ``extra_data["figures"][name]`` of the test's record and drawn by
-    :mod:`autograder.pictures`. Tensors become nested lists of floats; keep them small (at most
-    ``MAX_FIGURE_VALUES`` numbers per figure). Hidden tests' figures are never shown to students.
-    """
-
-    MAX_FIGURE_VALUES = 4096
-
-    def __init__(self):
-        self.figures: dict[str, dict] = {}
-
-    def __call__(self, name: str, **data) -> None:
-        plain = {key: _plain_data(value) for key, value in data.items()}
-        count = sum(_count_numbers(v) for v in plain.values())
-        if count > self.MAX_FIGURE_VALUES:
-            raise ValueError(f"figure {name!r} holds {count} numbers; at most {self.MAX_FIGURE_VALUES} allowed")
-        self.figures[name] = plain
-
-
-def _plain_data(value):
-    """Tensors (and numpy arrays) to nested lists of Python numbers; other values unchanged."""
-    if hasattr(value, "detach"):
-        value = value.detach().cpu()
-        return value.double().tolist() if value.is_floating_point() else value.tolist()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_plain_data(v) for v in value]
-    return value
-
-
-def _count_numbers(value) -> int:
-    if isinstance(value, list):
-        return sum(_count_numbers(v) for v in value)
-    return 1
 
 
 @pytest.fixture
@@ -203,10 +163,17 @@ def _marker_arg(item, name):
 
 
 class GradingSession:
-    """Collects one submission's results while pytest runs the suites."""
+    """Collects one submission's results while pytest runs the suites.
+
+    ``time_limit`` (seconds) bounds the time the submission's child may take: each exercise
+    may take its share (:mod:`autograder.timeshare`) in its own tests, so an exercise that
+    exhausts its share never costs another one time. ``error_log`` is the instructor-only
+    file for grader errors."""
 
     def __init__(self, submission: Path, *, seed: int | None = None, limits: Limits | None = None,
-                 results_path: str | None = None, lang: str | None = None, time_limit: float = 900.0):
+                 results_path: str | None = None, lang: str | None = None,
+                 time_limit: float = timeshare.DEFAULT_TIME_LIMIT,
+                 error_log: str | None = None):
         self.submission = submission
         self.seed = seed if seed is not None else secrets.randbelow(2**31)
         self.remote = RemoteImpl(submission, limits)
@@ -218,6 +185,8 @@ class GradingSession:
         self.partials: dict[str, PartialCredit] = {}
         self.attachments: dict[str, Attachments] = {}
         self.results: dict | None = None
+        self.error_log = error_log
+        self._phase = "public"
         self._t0 = time.monotonic()
 
     def test_seed(self, nodeid: str) -> int:
@@ -230,7 +199,6 @@ class GradingSession:
         testing.CURRENT.start_run()
         testing.CURRENT.run_seed = self.seed
         self._t0 = time.monotonic()
-        self.remote.deadline = self._t0 + self.time_limit
         self.remote.start()
 
     @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
@@ -246,6 +214,9 @@ class GradingSession:
             self.meta[item.nodeid] = {"exercise": exercise, "points": float(points),
                                       "visibility": visibility,
                                       "description": describe_test(item.obj, item.name, self.lang)}
+        items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
+        self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), self.time_limit),
+                                self.time_limit)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
@@ -257,6 +228,11 @@ class GradingSession:
         testing.CURRENT.graded.add(meta.get("exercise"))
         testing.CURRENT.student = self.remote
         self.remote.reset(seed=testing.CURRENT.seed)  # the previous test's handles go too
+        if meta.get("visibility") == "hidden" and self._phase == "public":
+            self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
+            self.remote.close()
+            self.remote.start()
+        self.remote.begin_test(meta.get("exercise"))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -341,8 +317,9 @@ class GradingSession:
         if reason:   # a grader-side problem (missing data): not the student's failure
             extra[not_graded.KEY] = reason
             return not_graded.message()
-        extra["internal_error"] = "".join(traceback.format_exception(exc))[-4000:]
-        return _("the grader could not finish this test: {error}").format(error=f"{type(exc).__name__}: {exc}")
+        extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
+        return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(self.submission),
+                                    log_path=self.error_log)
 
     @staticmethod
     def _with_printed(text: str, printed: str) -> str:

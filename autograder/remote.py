@@ -17,11 +17,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from autograder import exercises, timeshare
 from autograder.child import wire
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 
-MAX_RESPAWNS = 8
+MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doctor, pictures)
+MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaining tests are given up
+RESET_TIMEOUT = 5.0          # seconds the between-tests reset may take at most
 MAX_TEST_OUTPUT = 2000  # characters of a test's printed output kept for its report
 
 
@@ -124,9 +127,14 @@ class RemoteImpl:
     """A submission folder served by a (re)spawned child process.
 
     ``impl.<module>`` imports the student's module in the child. A child that dies
-    (crash, timeout) is replaced at the next request, at most ``MAX_RESPAWNS`` times;
-    a module whose import kills the child fails later imports at once, without
-    a new child. ``deadline`` (``time.monotonic()`` value) bounds the whole submission.
+    (crash, timeout) is replaced at the next request. Deaths are counted per exercise
+    (:meth:`begin_test` says whose test runs): after ``MAX_DEATHS_PER_EXERCISE`` deaths in
+    an exercise's tests, its remaining tests, and those of the composites that import it
+    (:data:`autograder.exercises.EXERCISES` ``depends``), fail at once with kind
+    ``gave_up``; other exercises are graded as usual. A module whose import kills the child
+    fails later imports at once, without a new child. ``deadline`` (a ``time.monotonic()``
+    value) bounds every request, and so does the running exercise's share of the time
+    (:meth:`set_budgets`): the time its requests took is counted in ``spent``.
     """
 
     def __init__(self, submission: Path, limits: Limits | None = None, label: str = "submission"):
@@ -138,7 +146,11 @@ class RemoteImpl:
         self.info: dict = {}
         self._child: ChildProcess | None = None
         self._gen = 0
-        self._deaths = 0
+        self._deaths: dict[str | None, int] = {}  # per exercise (None: outside any test)
+        self.exercise: str | None = None  # whose test runs now (see begin_test)
+        self.budgets: dict[str, float] = {}  # seconds of requests each exercise may take (set_budgets)
+        self.spent: dict[str | None, float] = {}  # seconds its requests took so far
+        self._time_limit = 0.0
         self._modules: dict[str, RemoteObject] = {}
         self._fatal_imports: dict[str, SubmissionError] = {}
         self._seed: int | None = None
@@ -153,6 +165,65 @@ class RemoteImpl:
             self._gen += 1
             self._ready = False
 
+    def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
+        """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.timeshare`):
+        once its requests took that long, its further requests fail with kind ``time_limit``."""
+        self.budgets = dict(budgets)
+        self._time_limit = time_limit
+
+    def sibling(self) -> "RemoteImpl":
+        """A second child for the same submission (e.g. a training run in a fresh process) whose
+        deaths and request time count with this one's, against the same exercise and shares."""
+        other = RemoteImpl(self.submission, self.limits, label=self.label)
+        other.deadline, other.exercise = self.deadline, self.exercise
+        other.budgets, other._time_limit = self.budgets, self._time_limit
+        other.spent, other._deaths = self.spent, self._deaths  # shared, not copied
+        return other
+
+    def begin_test(self, exercise: str | None) -> None:
+        """A test of ``exercise`` starts: the child's deaths and the time its requests take
+        count against that exercise from now on."""
+        self.exercise = exercise
+
+    def _time_left(self) -> float | None:
+        """Seconds the next request may take (None: no bound); SubmissionError when none are left."""
+        lefts = []
+        if self.deadline is not None:
+            lefts.append((self.deadline - time.monotonic(), _("the time limit for the whole submission was reached")))
+        if self.exercise in self.budgets:
+            share = self.budgets[self.exercise]
+            lefts.append((share - self.spent.get(self.exercise, 0.0),
+                          timeshare.limit_text(self.exercise, share, self._time_limit)))
+        if not lefts:
+            return None
+        left, text = min(lefts, key=lambda pair: pair[0])
+        if left <= 0:
+            raise SubmissionError("time_limit", text)
+        return left
+
+    def _charge(self, since: float) -> None:
+        self.spent[self.exercise] = self.spent.get(self.exercise, 0.0) + time.monotonic() - since
+
+    def given_up(self, exercise: str | None) -> str | None:
+        """Why the tests of ``exercise`` are no longer run (a student-facing sentence), or None."""
+        if exercise is None:
+            deaths = self._deaths.get(None, 0)
+            return _("the submission's process died {n} times; the remaining tests were not run").format(
+                n=deaths) if deaths >= MAX_RESPAWNS else None
+        deaths = self._deaths.get(exercise, 0)
+        if deaths >= MAX_DEATHS_PER_EXERCISE:
+            return _("the submission's process died {n} times in the tests of {exercise}; its remaining tests "
+                     "were not run").format(n=deaths, exercise=exercise)
+        depends = exercises.BY_NAME[exercise].depends if exercise in exercises.BY_NAME else ()
+        for dep in depends:
+            if self._deaths.get(dep, 0) >= MAX_DEATHS_PER_EXERCISE:
+                return _("not run: {exercise} imports {dep}.py, whose tests were given up after its process "
+                         "died {n} times").format(exercise=exercise, dep=dep, n=self._deaths[dep])
+        return None
+
+    def _died(self) -> None:
+        self._deaths[self.exercise] = self._deaths.get(self.exercise, 0) + 1
+
     def close(self) -> None:
         """Stop the child; a later request starts a fresh one (handles from this one go stale)."""
         if self._child is not None:
@@ -166,10 +237,6 @@ class RemoteImpl:
             self._child = None
             self._modules.clear()
         if self._child is None:
-            if self._deaths >= MAX_RESPAWNS:
-                raise SubmissionError("gave_up", _(
-                    "the submission's process died {n} times; the remaining tests were not run").format(
-                        n=self._deaths))
             self.start()
         if not self._ready:
             try:
@@ -191,6 +258,7 @@ class RemoteImpl:
 
     def module(self, name: str) -> RemoteObject:
         """The student's module ``name`` (imported in the child on first use)."""
+        self._check_given_up()
         if name in self._fatal_imports:
             raise self._fatal_imports[name]
         child = self._live_child()
@@ -227,16 +295,23 @@ class RemoteImpl:
             self._seed = seed
         self.test_output = ""
         if self._child is not None and self._child.dead is None and self._ready:
-            try:
-                self._child.request("reset", timeout=5, seed=seed)
+            since = time.monotonic()
+            try:  # dropping handles may run a student's __del__: charged to the test that made them
+                self._child.request("reset", timeout=min(RESET_TIMEOUT, self.limits.call_timeout), seed=seed)
             except (ChildDied, ProtocolError):
-                pass  # the child is marked dead: the next request says so and starts a new one
+                self._died()  # a new child starts at the next request
+            finally:
+                self._charge(since)
+
 
     # -- transport ---------------------------------------------------------------
     def _request(self, op: str, target: RemoteObject | None, what: str, timeout: float | None = None,
                  args=None, kwargs=None, **fields):
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise SubmissionError("time_limit", _("the time limit for the whole submission was reached"))
+        self._check_given_up()
+        timeout = timeout or self.limits.call_timeout
+        left = self._time_left()
+        if left is not None:
+            timeout = min(timeout, left)
         child = self._live_child()
         if target is not None and target._gen != self._gen:
             raise SubmissionError("crash", _(
@@ -246,21 +321,24 @@ class RemoteImpl:
             fields["args"] = enc.encode(tuple(args))
         if kwargs is not None:
             fields["kwargs"] = enc.encode(dict(kwargs))
+        since = time.monotonic()
         try:
             reply, tensors = child.request(op, timeout=timeout, tensors=enc.tensors, **fields)
         except ChildDied as exc:
-            self._deaths += 1
+            self._died()
             self.last_output = exc.output
             kind = "timeout" if exc.timed_out else "crash"
             text = (_("{what} did not finish: {reason}") if exc.timed_out
                     else _("the submission's process {reason} while running {what}"))
             raise SubmissionError(kind, text.format(what=what, reason=exc.reason), exc.output) from None
         except ProtocolError as exc:
-            self._deaths += 1
+            self._died()
             self.last_output = child.last_output
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
                     what=what, error=exc), child.last_output) from None
+        finally:
+            self._charge(since)
         self.last_output = child.last_output
         if self.last_output and len(self.test_output) < MAX_TEST_OUTPUT:
             self.test_output = (self.test_output + self.last_output)[:MAX_TEST_OUTPUT]
@@ -277,6 +355,11 @@ class RemoteImpl:
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
                     what=what, error=exc), child.last_output) from None
+
+    def _check_given_up(self) -> None:
+        reason = self.given_up(self.exercise)
+        if reason:
+            raise SubmissionError("gave_up", reason)
 
     @staticmethod
     def _label_for(rec: dict, what: str) -> str:

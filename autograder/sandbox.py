@@ -19,10 +19,12 @@ Two launchers (:func:`launcher`):
     ``python -I -c <bootstrap>`` in its own process group with rlimits only (the protections
     this platform lacks are reported by ``tkit doctor`` and :func:`protection_warning`).
 
-Limits are rlimits applied by the child to itself before any student code runs
-(``RLIMIT_DATA`` rather than ``RLIMIT_AS``, because importing torch maps about 3 GB of address
-space): memory, CPU seconds, file size, processes, open files; plus the parent's wall-clock
-deadlines per request.
+Limits are rlimits applied by the child to itself before any student code runs: memory
+(``RLIMIT_DATA``, and ``RLIMIT_AS`` set to the address space mapped once torch is loaded, about
+3.3 GB for a CUDA build, plus ``memory_bytes``: unlike ``RLIMIT_DATA`` it counts shared anonymous
+memory; see :func:`autograder.child.runner.cap_memory`), CPU seconds, file size, processes,
+open files; plus the parent's wall-clock deadline on every request, its writes included (a
+child that stops reading is killed when the deadline passes).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class Limits:
 
     call_timeout: float = 5.0         # wall time of one request (a forward, a function call): a hang fails fast
     startup_timeout: float = 60.0     # wall time to start the child and answer hello
-    memory_bytes: int = 6 * 1024**3   # RLIMIT_DATA (heap); torch itself needs ~1 GB
+    memory_bytes: int = 6 * 1024**3   # RLIMIT_DATA (heap; torch itself needs ~1 GB), and RLIMIT_AS's room above torch
     cpu_seconds: int = 900            # RLIMIT_CPU for the child's whole life
     file_bytes: int = 64 * 1024**2    # RLIMIT_FSIZE: largest file the child may write
     open_files: int = 256             # RLIMIT_NOFILE
@@ -253,6 +255,8 @@ class ChildProcess:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
         os.set_blocking(self._out_fd, False)
+        os.set_blocking(self._req_w, False)  # every write has a deadline (see _write)
+        self._out_eof = False
         self._next_id = 0
         self.last_output = ""
         self.dead: ChildDied | None = None
@@ -291,9 +295,10 @@ class ChildProcess:
     def close(self) -> None:
         """Ask the child to exit, then make sure it is gone."""
         if self.dead is None and not self._closed and self.proc.poll() is None:
-            try:
-                wire.write_all(self._req_w, wire.pack({"op": "exit"}))
-                self.proc.wait(timeout=2)
+            try:  # one small non-blocking write: a child that stops reading is simply killed
+                message = wire.pack({"op": "exit"})
+                if os.write(self._req_w, message) == len(message):
+                    self.proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
@@ -308,7 +313,7 @@ class ChildProcess:
         self._timeout = timeout or self.limits.call_timeout
         deadline = time.monotonic() + self._timeout
         try:
-            wire.write_all(self._req_w, wire.pack(header, tensors))
+            self._write(wire.pack(header, tensors), deadline, out)
             json_len, blob_len = wire.FRAME.unpack(self._read(wire.FRAME.size, deadline, out))
             wire.check_frame(json_len, blob_len)
             body = self._read(json_len, deadline, out)
@@ -333,13 +338,32 @@ class ChildProcess:
             raise ProtocolError("reply id does not match the request")
         return reply, tensors_out
 
+    def _write(self, data: bytes, deadline: float, out: OutputBuffer) -> None:
+        """Write ``data`` to the (non-blocking) request pipe before ``deadline``, draining the
+        child's output meanwhile. A child that stops reading (and sleeps, so no CPU limit fires)
+        fills the pipe: :class:`ChildDied` (``timed_out``) when the deadline passes."""
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ChildDied(f"timed out after {self._timeout:g} s (it stopped reading its requests)",
+                                timed_out=True)
+            readable, writable, _ = select.select(self._outputs(), [self._req_w], [], remaining)
+            if readable:
+                self._drain(out)
+            if writable:
+                try:
+                    view = view[os.write(self._req_w, view[: 1 << 16]):]
+                except BlockingIOError:
+                    continue
+
     def _read(self, n: int, deadline: float, out: OutputBuffer) -> bytes:
         chunks, got = [], 0
         while got < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ChildDied(f"timed out after {self._timeout:g} s", timed_out=True)
-            ready, _, _ = select.select([self._resp_r, self._out_fd], [], [], remaining)
+            ready, _, _ = select.select([self._resp_r, *self._outputs()], [], [], remaining)
             if self._out_fd in ready:
                 self._drain(out)
             if self._resp_r in ready:
@@ -350,6 +374,10 @@ class ChildProcess:
                 got += len(chunk)
         return b"".join(chunks)
 
+    def _outputs(self) -> list[int]:
+        """The output pipe while it is open (at its end it would wake every select at once)."""
+        return [] if self._out_eof else [self._out_fd]
+
     def _drain(self, out: OutputBuffer) -> None:
         while True:
             try:
@@ -359,6 +387,7 @@ class ChildProcess:
             except OSError:
                 return
             if not data:
+                self._out_eof = True
                 return
             out.feed(data)
             if out.total > MAX_OUTPUT_FLOOD:

@@ -1,22 +1,29 @@
 """The adversarial suite: submissions that attack the grader, graded in one batch with honest ones.
 
-Every folder of ``tests/attacks/`` is one attack on the ``positional_encoding`` exercise (its
-docstring says what it tries); a few more are made here because they cannot be files in the
-repository (a sparse 32 GiB module, a zip bomb, a notebook of 16 KB of magics). One batch on two
-workers grades them all together with three honest submissions (the reference, the untouched
-stub, a buggy one with sin/cos swapped) and copies of the reference under odd but legal names
-(``grades.csv``, ``gradebook.sqlite-journal``, ``<``, ``*``, quotes, Korean, a leading ``=``, a
-terminal escape), recording them as ``tkit grade`` does (gradebook, feedback, grades.csv,
-summary.html); a second, clean batch grades the honest ones alone. Each attack must score no more
-than the untouched stub (0), the batch must finish within ``BATCH_BOUND_S`` with a result for
-every submission and readable class files, every odd-named copy of the reference must keep full
-marks, the honest submissions' results must equal the clean run's, no process of a child may
-survive, and the kit's files must be unchanged.
+Every folder of ``tests/attacks/`` is one attack (its docstring says what it tries), mostly on
+the ``positional_encoding`` exercise. One batch on two workers grades them all together with
+three honest submissions (the reference, the untouched stub, a buggy one with sin/cos swapped),
+public and hidden tests of four exercises, and copies of the reference under odd but legal
+names (``grades.csv``, ``gradebook.sqlite-journal``, ``<``, ``*``, quotes, Korean, a leading
+``=``, a terminal escape), recording them as ``tkit grade`` does (gradebook, feedback,
+grades.csv, summary.html); a few more attacks are made here because they cannot be files in the
+repository (a sparse 32 GiB module, a zip bomb, a notebook of 16 KB of magics). A second, clean
+batch grades the honest ones alone.
+Each attack must score no more than the untouched stub (0), except the engine attacks of
+:data:`ENGINE_ATTACKS`, which carry correct work that must keep its points; the batch must
+finish within :data:`BATCH_BOUND_S` with a result for every submission, each submission
+within :data:`SUBMISSION_BOUND_S`, with readable class files; every odd-named copy of the
+reference must keep full marks; the honest submissions' results must equal the clean run's,
+no process of a child may survive, and the kit's files must be unchanged.
+
+In an attack folder, ``attack_suffix.py`` is appended to the reference ``positional_encoding.py``
+and ``suffix_<module>.py`` to the reference ``<module>`` (the right answer delivered the wrong way).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -24,19 +31,28 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, gradebook
+from autograder import batch, gradebook, grading
 from autograder.records import ClassRecords
 from autograder.untrusted import submission_dir
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKS = REPO / "tests" / "attacks"
 EXERCISE = "positional_encoding"
-OPTIONS = dict(visibility=("public",), names=[EXERCISE], seed=1234, call_timeout=2.0, time_limit=40.0,
-               training=False)
-UID_BASE = 100_000_000  # this module's children get uids above it (the workers read it at start)
-BATCH_BOUND_S = 600   # the attacked batch on two workers; about 3 minutes on a loaded 2-core machine
+NAMES = [EXERCISE, "feed_forward", "rope", "autoencoder"]  # rope, autoencoder: no import of the others
+MEMORY_CAP = 1536 * 1024**2  # below what attacks/shared_memory writes
+OPTIONS = dict(visibility=("public", "hidden"), names=NAMES, seed=1234, call_timeout=2.0, time_limit=60.0,
+               training=False, memory_limit=MEMORY_CAP)
+# One submission: its tests within time_limit (shared out among the exercises), plus at most 3 deaths
+# per exercise, each a kill and a fresh child (about a second each on a loaded machine).
+SUBMISSION_BOUND_S = OPTIONS["time_limit"] + 3 * len(NAMES) * 2.0
+# The whole attacked batch on two workers (about 90 s on an idle 2-core machine): without a deadline
+# on writes, attacks/stop_reading alone stalls it for ever; with give-ups for the whole submission,
+# attacks/endless_loops costs rope and autoencoder their points.
+BATCH_BOUND_S = 600.0
 ODD_NAMES = ["grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions", "a<b>&c", "star*",
              "quote\"d'", "김민준", "=SUM(1+1)", "-2+3", "@x", "Honest_Reference", "esc\x1b[2Japed"]
+ENGINE_ATTACKS = {"endless_loops", "call_recorder", "grader_error", "stop_reading"}
+UID_BASE = 100_000_000  # this module's children get uids above it (the workers read it at start)
 PROTECTED = [REPO / "solutions" / f"{EXERCISE}.py", REPO / "autograder" / "suites" / "public" / f"test_{EXERCISE}.py"]
 
 
@@ -45,13 +61,13 @@ def _honest(folder: Path) -> dict[str, Path]:
     buggy = reference.replace("torch.sin(angle)", "SWAP").replace("torch.cos(angle)", "torch.sin(angle)")
     buggy = buggy.replace("SWAP", "torch.cos(angle)")
     assert buggy != reference, "the buggy variant must differ from the reference"
-    sources = {"honest_reference": reference, "honest_buggy": buggy,
-               "honest_stub": (REPO / "exercises" / f"{EXERCISE}.py").read_text()}
     out = {}
-    for sid, text in sources.items():
+    for sid, source in (("honest_reference", "solutions"), ("honest_buggy", "solutions"), ("honest_stub", "exercises")):
         (folder / sid).mkdir(parents=True)
-        (folder / sid / f"{EXERCISE}.py").write_text(text)
+        for name in NAMES:
+            shutil.copyfile(REPO / source / f"{name}.py", folder / sid / f"{name}.py")
         out[sid] = folder / sid
+    (folder / "honest_buggy" / f"{EXERCISE}.py").write_text(buggy)
     return out
 
 
@@ -62,22 +78,24 @@ def _attacks(folder: Path) -> dict[str, Path]:
     for attack in sorted(p for p in ATTACKS.iterdir() if p.is_dir()):
         dest = folder / f"attack_{attack.name}"
         shutil.copytree(attack, dest)
-        suffix = dest / "attack_suffix.py"
-        if suffix.exists():
-            reference = (REPO / "solutions" / f"{EXERCISE}.py").read_text()
-            (dest / f"{EXERCISE}.py").write_text(reference + "\n\n" + suffix.read_text())
-            suffix.unlink()
+        suffixes = {f"suffix_{name}.py": f"{name}.py" for name in NAMES}
+        suffixes["attack_suffix.py"] = f"{EXERCISE}.py"
+        for suffix, module in suffixes.items():
+            if (dest / suffix).exists():
+                reference = (REPO / "solutions" / module).read_text()
+                (dest / module).write_text(reference + "\n\n" + (dest / suffix).read_text())
+                (dest / suffix).unlink()
         out[dest.name] = dest
     return out
 
 
 def _odd_names(folder: Path) -> dict[str, Path]:
     """Copies of the reference solution under odd but legal student ids."""
-    reference = (REPO / "solutions" / f"{EXERCISE}.py").read_text()
     out = {}
     for sid in ODD_NAMES:   # the folders carry the names too, as in a class folder
         (folder / sid).mkdir(parents=True)
-        (folder / sid / f"{EXERCISE}.py").write_text(reference)
+        for name in NAMES:
+            shutil.copyfile(REPO / "solutions" / f"{name}.py", folder / sid / f"{name}.py")
         out[sid] = folder / sid
     return out
 
@@ -101,8 +119,9 @@ def _generated_attacks(folder: Path) -> dict[str, Path]:
             "attack_zip_bomb": folder / "bomb.zip"}
 
 
-def _grade(todo: dict[str, Path], out: Path) -> dict[str, object]:
-    """Grade ``todo`` in one batch on two workers, recorded the way ``tkit grade`` records it."""
+def _grade(todo: dict[str, Path], out: Path) -> tuple[dict[str, object], float]:
+    """Grade ``todo`` in one batch on two workers, recorded the way ``tkit grade`` records it;
+    returns the results and the batch's wall seconds."""
     got: dict[str, object] = {}
     records = ClassRecords(out, options=OPTIONS, pictures=False)
 
@@ -110,13 +129,14 @@ def _grade(todo: dict[str, Path], out: Path) -> dict[str, object]:
         got[sid] = result
         records.on_result(sid, path, result)
 
+    t0 = time.monotonic()
     try:
         records.plan(sorted(todo.items()), resume=False)
         batch.grade_many(sorted(todo.items()), out, options=OPTIONS, workers=2, on_result=on_result)
         records.finish()
     finally:
         records.close()
-    return got
+    return got, time.monotonic() - t0
 
 
 def _fingerprint(results: dict) -> list:
@@ -149,10 +169,8 @@ def runs(tmp_path_factory):
     saved = os.environ.get("TKIT_SANDBOX_UID_BASE")
     os.environ["TKIT_SANDBOX_UID_BASE"] = str(UID_BASE)  # tells this batch's children from others'
     try:
-        clean = _grade(honest, base / "clean-out")
-        t0 = time.monotonic()
-        attacked = _grade({**honest, **attacks, **generated, **odd}, base / "attacked-out")
-        seconds = time.monotonic() - t0
+        clean, _ = _grade(honest, base / "clean-out")
+        attacked, seconds = _grade({**honest, **attacks, **generated, **odd}, base / "attacked-out")
     finally:
         if saved is None:
             os.environ.pop("TKIT_SANDBOX_UID_BASE")
@@ -166,7 +184,7 @@ def test_there_are_at_least_twenty_attacks():
     assert len([p for p in ATTACKS.iterdir() if p.is_dir()]) >= 20
 
 
-def test_the_batch_grades_every_submission(runs):
+def test_the_batch_grades_every_submission_within_its_bound(runs):
     expected = set(runs["honest"]) | set(runs["attacks"]) | set(runs["generated"]) | set(runs["odd"])
     assert set(runs["attacked"]) == expected
     errors = {sid: str(r) for sid, r in runs["attacked"].items() if isinstance(r, Exception)}
@@ -174,11 +192,15 @@ def test_the_batch_grades_every_submission(runs):
     for sid in set(runs["attacked"]) - set(errors):
         assert (submission_dir(runs["out"], sid) / "results.json").is_file(), sid
     assert runs["seconds"] < BATCH_BOUND_S
+    slow = {sid: r["execution_time"] for sid, r in runs["attacked"].items()
+            if sid not in errors and r["execution_time"] > SUBMISSION_BOUND_S}
+    assert slow == {}
 
 
 def test_the_class_files_are_written_with_every_real_id(runs):
     out = runs["out"]
-    assert sorted(p.name for p in out.iterdir()) == ["gradebook.sqlite", "grades.csv", "submissions", "summary.html"]
+    assert sorted(p.name for p in out.iterdir()) == [batch.ERROR_LOG_NAME, "gradebook.sqlite", "grades.csv",
+                                                     "submissions", "summary.html"]
     with gradebook.Gradebook(out / "gradebook.sqlite") as book:
         assert book.students() == sorted(runs["attacked"])
     import csv
@@ -218,7 +240,8 @@ STRUCTURE_ONLY = {"nan_outputs", "inf_outputs", "tensor_subclass"}
 STRUCTURE_TEST = "test_pe_is_a_persistent_buffer"
 
 
-@pytest.mark.parametrize("attack", sorted(p.name for p in ATTACKS.iterdir() if p.is_dir()))
+@pytest.mark.parametrize("attack", sorted(p.name for p in ATTACKS.iterdir()
+                                           if p.is_dir() and p.name not in ENGINE_ATTACKS))
 def test_an_attack_scores_no_more_than_an_honest_attempt(runs, attack):
     result = runs["attacked"][f"attack_{attack}"]
     passed = [t for t in result["tests"] if t["status"] == "passed"]
@@ -262,3 +285,66 @@ def test_the_attacks_met_the_sandbox(runs):
     assert "timed out after 2 s" in outputs["attack_slow_correct"]
     assert "timed out after 2 s" in outputs["attack_infinite_loop"]
     assert "MB of output" in outputs["attack_stdout_flood"]
+    assert "Cannot allocate memory" in outputs["attack_shared_memory"]
+
+
+def _exercise_scores(results: dict) -> dict[str, float]:
+    return {name: entry["score"] for name, entry in results["extra_data"]["exercises"].items()}
+
+
+def test_a_child_that_stops_reading_is_killed_and_charged_to_its_test(runs):
+    """attacks/stop_reading: the grader's write of a batch of images meets a full pipe; the write's
+    deadline kills the child, and the test whose request it was fails with a timeout."""
+    result = runs["attacked"]["attack_stop_reading"]
+    stalled = [t for t in result["tests"] if "stopped reading its requests" in t["output"]]
+    assert stalled and all(t["tags"][0] == "autoencoder" and t["score"] == 0 for t in stalled)
+    assert all(t["extra_data"].get("failure") in ("timeout", "gave_up") for t in stalled)
+
+
+def test_dying_children_cost_only_their_own_exercises(runs):
+    """attacks/endless_loops: positional_encoding and feed_forward loop for ever; rope and
+    autoencoder (correct, importing neither) keep every point, within the submission's bound."""
+    result = runs["attacked"]["attack_endless_loops"]
+    reference = _exercise_scores(runs["clean"]["honest_reference"])
+    scores = _exercise_scores(result)
+    assert scores["rope"] == reference["rope"] > 0 and scores["autoencoder"] == reference["autoencoder"] > 0
+    assert scores[EXERCISE] == scores["feed_forward"] == 0
+    failures = {t["tags"][0]: set() for t in result["tests"]}
+    for t in result["tests"]:
+        failures[t["tags"][0]].add(t["extra_data"].get("failure"))
+    assert "gave_up" in failures[EXERCISE] and "gave_up" in failures["feed_forward"]
+    assert result["execution_time"] <= SUBMISSION_BOUND_S
+
+
+def _public(results: dict) -> list:
+    return [(t["name"], t["status"], t["score"], t["output"]) for t in results["tests"] if t["tags"][1] == "public"]
+
+
+def test_what_a_student_sees_does_not_depend_on_the_hidden_tests(runs, tmp_path):
+    """attacks/call_recorder prints every call it recorded under its failing rope tests: the public
+    results are the same whether the hidden tests ran in the same grading or not."""
+    attacked = runs["attacked"]["attack_call_recorder"]
+    assert any("recorded calls: " in out for _, _, _, out in _public(attacked))
+    public_only = grading.grade_submission(runs["attacks"]["attack_call_recorder"], tmp_path,
+                                           **{**OPTIONS, "visibility": ("public",)})
+    assert _public(attacked) == _public(public_only)
+
+
+def test_grader_errors_reach_the_instructor_only(runs):
+    """attacks/grader_error makes the kit's own test code raise a TypeError: the test is marked
+    "not graded" with a short note, and its traceback is in the instructor's log only."""
+    result = runs["attacked"]["attack_grader_error"]
+    broken = [t for t in result["tests"] if t["extra_data"].get("not_graded")]
+    assert broken and all(t["score"] == 0 and t["status"] == "failed" for t in broken)
+    assert result["extra_data"]["not_graded"] == [EXERCISE]
+    log = (runs["out"] / batch.ERROR_LOG_NAME).read_text()
+    for t in broken:
+        ref = t["output"].split("(error ")[1].split(")")[0]
+        assert f"grader error {ref}" in log and "Traceback" in log
+    for sid in runs["attacked"]:
+        if isinstance(runs["attacked"][sid], Exception):
+            continue
+        text = (submission_dir(runs["out"], sid) / "results.json").read_text()
+        assert "Traceback" not in text and "internal_error" not in text, sid
+        assert not any(f"test_{name}.py\\\", line" in text for name in NAMES), sid
+    assert json.loads((submission_dir(runs["out"], "attack_grader_error") / "results.json").read_text())["score"] == result["score"]

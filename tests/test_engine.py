@@ -431,3 +431,56 @@ def test_a_failing_report_step_does_not_stop_the_batch(tmp_path, monkeypatch):
     todo = [(name, tmp_path / name) for name in ("a", "b", "c")]
     batch.grade_many(todo, tmp_path / "out", options={}, on_result=on_result, workers=1)
     assert seen == ["a", "b", "c"]
+
+
+# -- issue 12: time shares per exercise, grader errors ------------------------------------------
+
+SHARES_SUITE = '''
+import pytest
+
+@pytest.mark.exercise("masks")
+@pytest.mark.points(1)
+@pytest.mark.parametrize("i", range(4))
+def test_slow(student, i):
+    """a slow call"""
+    assert student.masks.slow() == 1
+
+@pytest.mark.exercise("embedding")
+@pytest.mark.points(1)
+@pytest.mark.parametrize("i", range(3))
+def test_fast(student, i):
+    """a fast call"""
+    assert student.embedding.fast() == 2
+'''
+
+
+def test_an_exercise_that_uses_up_its_time_share_costs_no_other(tmp_path):
+    """masks (8 points) and embedding (5 points) share 2.6 s: masks' calls of 0.6 s each use up
+    its 1.6 s; embedding, graded after it, keeps all its points."""
+    suite = write(tmp_path / "suite" / "public", {"test_shares.py": SHARES_SUITE})
+    sub = write(tmp_path / "slowpoke", {"masks.py": "import time\ndef slow():\n    time.sleep(0.6)\n    return 1\n",
+                                        "embedding.py": "def fast():\n    return 2\n"})
+    results = grading.run_suites(sub, files=[suite / "test_shares.py"], seed=1, time_limit=2.6, call_timeout=2.0)
+    by_exercise = {}
+    for t in results["tests"]:
+        by_exercise.setdefault(t["tags"][0], []).append(t)
+    assert [t["status"] for t in by_exercise["embedding"]] == ["passed"] * 3
+    assert [t["status"] for t in by_exercise["masks"]][:2] == ["passed", "passed"]
+    last = by_exercise["masks"][-1]
+    assert last["extra_data"]["failure"] == "time_limit"
+    assert "the time limit for masks (1.6 s of the submission's 2.6 s) was reached" in last["output"]
+
+
+def test_a_sibling_child_counts_its_deaths_and_time_with_the_first(tmp_path):
+    folder = write(tmp_path / "sub", {"toy.py": TOY})
+    impl = RemoteImpl(folder, Limits(call_timeout=5))
+    impl.set_budgets({"masks": 100.0}, 100.0)
+    impl.begin_test("masks")
+    other = impl.sibling()
+    try:
+        with pytest.raises(SubmissionError):
+            other.toy.die()
+    finally:
+        other.close()
+        impl.close()
+    assert impl._deaths == {"masks": 1} and impl.spent["masks"] > 0

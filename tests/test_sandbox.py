@@ -40,6 +40,13 @@ def write_file(path, mb):
             f.write(b"x" * 2**20)
     return os.path.getsize(path)
 
+def share(mb):
+    import mmap
+    shared = mmap.mmap(-1, mb * 2**20, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+    for offset in range(0, mb * 2**20, 2**20):
+        shared[offset] = 1
+    return len(shared)
+
 def start_daemon():
     if os.fork() == 0:
         os.setsid()
@@ -99,6 +106,22 @@ def test_memory_file_size_scratch_and_process_caps_hold(toy):
     assert 0 < made < 32
 
 
+def test_shared_memory_counts_against_the_memory_cap(tmp_path):
+    """RLIMIT_DATA misses mmap(MAP_SHARED | MAP_ANONYMOUS); the child's RLIMIT_AS (what torch
+    mapped at start + memory_bytes) does not."""
+    (tmp_path / "toy.py").write_text(textwrap.dedent(TOY))
+    impl = RemoteImpl(tmp_path, Limits(call_timeout=20, memory_bytes=2**30))
+    try:
+        assert impl.toy.share(64) == 64 * 2**20
+        with pytest.raises(SubmissionError, match="Cannot allocate memory"):
+            impl.toy.share(1536)
+        box = impl.info["sandbox"]
+        assert box["memory_cap"] == "RLIMIT_AS"
+        assert box["memory_cap_bytes"] == box["mapped_at_start"] + 2**30 and box["mapped_at_start"] > 0
+    finally:
+        impl.close()
+
+
 def test_a_daemon_does_not_outlive_its_child(toy):
     uid = toy.toy.start_daemon()
     time.sleep(0.5)
@@ -127,7 +150,9 @@ def test_the_spawn_launcher_degrades_loudly(tmp_path, monkeypatch):
     report = doctor.gather()
     active = {name.split(" (")[0]: ok for name, ok, _ in report["checks"]}
     assert report["launcher"] == "spawn"
-    assert report["sandbox"] == {} and active["namespaces"] is False and active["rlimits"] is True
+    assert set(report["sandbox"]) == {"memory_cap", "memory_cap_bytes", "mapped_at_start"}  # no namespaces
+    assert active["namespaces"] is False and active["rlimits"] is True
+    assert active["memory cap counting shared memory"] is (report["sandbox"]["memory_cap"] == "RLIMIT_AS")
     monkeypatch.setenv("TKIT_SANDBOX", "bwrap")
     with pytest.raises(ValueError, match="TKIT_SANDBOX must be one of zygote, spawn"):
         sandbox.launcher()

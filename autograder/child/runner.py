@@ -209,6 +209,31 @@ def apply_limits(limits: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+def cap_memory(memory_bytes: int) -> dict:
+    """Cap this process's real memory: ``RLIMIT_AS`` = the address space mapped now (torch's
+    libraries, ~3.3 GB for a CUDA build, already loaded) + ``memory_bytes``. Unlike
+    ``RLIMIT_DATA`` it counts shared anonymous memory (``mmap(MAP_SHARED | MAP_ANONYMOUS)``,
+    which is RAM all the same); an allocation past it fails (``MemoryError``, ``ENOMEM``).
+    Returns what is in force for ``hello``: ``{"memory_cap": "RLIMIT_AS" or "RLIMIT_DATA only",
+    "memory_cap_bytes": n, "mapped_at_start": n}``."""
+    mapped = 0
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    mapped = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    if not memory_bytes or not mapped:
+        return {"memory_cap": "RLIMIT_DATA only", "memory_cap_bytes": int(memory_bytes or 0), "mapped_at_start": mapped}
+    limit = mapped + int(memory_bytes)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        return {"memory_cap": "RLIMIT_DATA only", "memory_cap_bytes": int(memory_bytes), "mapped_at_start": mapped}
+    return {"memory_cap": "RLIMIT_AS", "memory_cap_bytes": limit, "mapped_at_start": mapped}
+
+
 def main(argv: list[str]) -> None:
     """Entry point: ``main([in_fd, out_fd, submission_dir, limits_json])``."""
     in_fd, out_fd = int(argv[0]), int(argv[1])
@@ -219,7 +244,8 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     import safetensors.torch  # noqa: F401  (before the submission can shadow it)
 
-    serve(in_fd, out_fd, submission)
+    limits = json.loads(argv[3])
+    serve(in_fd, out_fd, submission, {"sandbox": cap_memory(limits.get("memory_bytes", 0))})
 
 
 def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) -> None:

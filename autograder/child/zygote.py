@@ -189,6 +189,7 @@ def child_main(spec: dict, pipes: tuple[int, int, int], report: dict, uid: int) 
         report.update(jail.drop_privileges(uid))
         jail.die_with_parent()
         runner.apply_limits(spec["limits"])
+        report.update(runner.cap_memory(spec["limits"].get("memory_bytes", 0)))
         report["rlimits"] = sorted(k for k, v in spec["limits"].items() if v)
     except BaseException:
         os.write(2, ("the sandbox could not be set up:\n" + traceback.format_exc()).encode())

@@ -35,6 +35,8 @@ def gather() -> dict:
         ("rlimits (memory RLIMIT_DATA, CPU, file size, processes)",
          all(limits[k] not in (-1, None) for k in ("RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC")),
          ", ".join(f"{k[7:]}={v}" for k, v in limits.items())),
+        ("memory cap counting shared memory (RLIMIT_AS; RLIMIT_DATA misses MAP_SHARED)",
+         box.get("memory_cap") == "RLIMIT_AS", _memory_detail(box)),
         ("namespaces (mount, PID, network, IPC, UTS)", bool(box.get("namespaces")),
          box.get("namespaces_error") or ("user namespace" if box.get("user_namespace") else "as root")),
         ("private file system (no solutions/, hidden tests, kit)",
@@ -51,6 +53,16 @@ def gather() -> dict:
          "process group only: a daemon that calls setsid() may survive"),
     ]
     return {"launcher": info.get("launcher"), "sandbox": box, "probe": facts, "checks": checks}
+
+
+def _memory_detail(box: dict) -> str:
+    """Which memory cap is in force in the child, in words (see ``runner.cap_memory``)."""
+    cap, mapped = box.get("memory_cap", "unknown"), box.get("mapped_at_start", 0)
+    if cap != "RLIMIT_AS":
+        return f"{cap}: shared anonymous memory is not capped"
+    total = box.get("memory_cap_bytes", 0)
+    return (f"RLIMIT_AS {total / 2**30:.1f} GiB = {mapped / 2**30:.1f} GiB mapped at start (torch) "
+            f"+ {(total - mapped) / 2**30:.1f} GiB for the submission")
 
 
 @click.command(name="doctor")

@@ -1,0 +1,1 @@
+# the reference rope.py, unchanged: correct work that must keep its points
