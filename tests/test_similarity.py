@@ -225,6 +225,23 @@ def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(
     assert not any(cell.startswith("=") for row in rows for cell in row)
 
 
+def test_terminal_lines_show_student_chosen_names_escaped(tmp_path):
+    """tkit similarity lists duplicate ids and refused submissions like tkit grade: a terminal
+    escape in a folder or zip name is shown as text, never sent to the terminal."""
+    evil = "ev\x1b[31mil"
+    student(tmp_path / "dup", evil, {"masks": filled("masks", MASKS_A)})
+    (tmp_path / "dup" / f"{evil}.zip").write_bytes(b"PK")
+    run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "dup"), "--out",
+                                        str(tmp_path / "out"), "--exercise", "masks"])
+    assert run.exit_code == 2 and "same student id: ev\\x1b[31mil" in run.output and "\x1b" not in run.output
+    (tmp_path / "dup" / f"{evil}.zip").rename(tmp_path / "dup" / "\x1b]0;pwned\x07.zip")
+    run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "dup"), "--out",
+                                        str(tmp_path / "out"), "--exercise", "masks", "--no-reference"])
+    assert run.exit_code == 0, run.output
+    assert "similarity: \\x1b]0;pwned\\x07 not compared:" in run.output
+    assert "\x1b" not in run.output and "\x07" not in run.output
+
+
 def test_side_by_side_pieces_keep_context_around_the_matching_regions():
     import numpy as np
 
