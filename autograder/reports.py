@@ -251,7 +251,7 @@ def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang
 def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str | None = None,
                    pictures: bool = True) -> tuple[Path, Path]:
     """Write ``out_dir/feedback.html`` and ``out_dir/feedback.md``; returns their paths."""
-    from autograder.plugin import write_text_atomic
+    from autograder.textfiles import write_text_atomic
 
     out_dir = Path(out_dir)
     html_path, md_path = out_dir / "feedback.html", out_dir / "feedback.md"
