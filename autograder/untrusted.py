@@ -102,11 +102,11 @@ def csv_cell(value) -> str:
 
 def csv_text(rows) -> str:
     """``rows`` (lists of cells, the header first) as CSV text: each cell through :func:`csv_cell`,
-    lines ending in ``\n``, and a cell holding a line break (``\r`` included) quoted.
+    lines ending in ``\\n``, and a cell holding a line break (``\\r`` included) quoted.
 
-    The csv module quotes only the characters of its line terminator: with ``\n`` alone, a cell
-    ``x\r=1+2`` is written bare, and a spreadsheet starts a new row, a formula, at the ``\r``.
-    So each row is written with ``\r\n`` (both quoted) and that terminator replaced by ``\n``."""
+    The csv module quotes only the characters of its line terminator: with ``\\n`` alone, a cell
+    ``x\\r=1+2`` is written bare, and a spreadsheet starts a new row, a formula, at the ``\\r``.
+    So each row is written with ``\\r\\n`` (both quoted) and that terminator replaced by ``\\n``."""
     lines = []
     for row in rows:
         buffer = io.StringIO()
