@@ -160,7 +160,7 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
     the reason. Returns the results written.
     """
     from autograder import exercises, grading
-    from autograder.plugin import write_json_atomic
+    from autograder.textfiles import write_json_atomic
 
     root = Path(root)
     results_path = root / "results" / "results.json"

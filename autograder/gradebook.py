@@ -17,9 +17,7 @@ Tables::
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import sqlite3
 import time
@@ -226,16 +224,13 @@ class Gradebook:
     def export_csv(self, out: Path) -> Path:
         """Write grades.csv (UTF-8, header row; an exercise not graded is an empty cell). A text
         cell a spreadsheet would run as a formula (a student id such as ``=HYPERLINK(...)``) is
-        prefixed with ``'`` (:func:`autograder.untrusted.csv_cell`); score cells stay numbers."""
-        from autograder.plugin import write_text_atomic
-        from autograder.untrusted import csv_cell
+        prefixed with ``'`` and a cell holding a line break is quoted
+        (:func:`autograder.untrusted.csv_text`); score cells stay numbers."""
+        from autograder.textfiles import write_text_atomic
+        from autograder.untrusted import csv_text
 
         header, rows = self.grade_rows()
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow([csv_cell(c) for c in header])
-        writer.writerows([csv_cell(c) for c in row] for row in rows)
-        write_text_atomic(Path(out), buf.getvalue())
+        write_text_atomic(Path(out), csv_text([header, *rows]))
         return Path(out)
 
 

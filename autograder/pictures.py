@@ -267,6 +267,17 @@ def draw_reconstructions(data: dict, labels: dict) -> str:
 
 def draw_loss(data: dict, labels: dict) -> str:
     """The training loss against the epoch (or step), log scale when it spans a decade."""
+    return _png_uri(loss_figure(data, labels))
+
+
+def loss_figure(data: dict, labels: dict):
+    """The matplotlib figure of :func:`draw_loss`: epochs 1..N on whole-number ticks.
+
+    Raises:
+        FigureDataError: ``data["losses"]`` is not a non-empty list of numbers.
+    """
+    from matplotlib.ticker import MaxNLocator
+
     plt = _pyplot()
     losses = data.get("losses")
     if not isinstance(losses, list) or not losses or not all(isinstance(x, (int, float)) for x in losses):
@@ -274,13 +285,14 @@ def draw_loss(data: dict, labels: dict) -> str:
     fig, ax = plt.subplots(figsize=(4.6, 2.8), constrained_layout=True)
     xs = list(range(1, len(losses) + 1))
     ax.plot(xs, losses, marker="o" if len(losses) <= 30 else None, color="#1f6feb")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     finite = [x for x in losses if math.isfinite(x) and x > 0]
     if finite and max(finite) / min(finite) > 10:
         ax.set_yscale("log")
     ax.set_xlabel(labels["epoch"])
     ax.set_ylabel(labels["loss"])
     ax.grid(alpha=0.3)
-    return _png_uri(fig)
+    return fig
 
 
 def render(figures: dict, labels: dict) -> list[dict]:

@@ -70,7 +70,7 @@ class ClassRecords:
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
         if not results.get("error"):
-            from autograder.plugin import write_json_atomic
+            from autograder.textfiles import write_json_atomic
 
             write_json_atomic(folder / "results.json", results)
         reports.write_feedback(results, folder, student=student_id, lang=self.lang)
@@ -78,7 +78,7 @@ class ClassRecords:
 
     def finish(self) -> tuple[Path, Path]:
         """Write ``grades.csv`` and ``summary.html`` into ``out_dir`` from the whole gradebook."""
-        from autograder.plugin import write_text_atomic
+        from autograder.textfiles import write_text_atomic
 
         csv_path = self.book.export_csv(self.out_dir / "grades.csv")
         summary = self.out_dir / "summary.html"

@@ -251,7 +251,7 @@ def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang
 def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str | None = None,
                    pictures: bool = True) -> tuple[Path, Path]:
     """Write ``out_dir/feedback.html`` and ``out_dir/feedback.md``; returns their paths."""
-    from autograder.plugin import write_text_atomic
+    from autograder.textfiles import write_text_atomic
 
     out_dir = Path(out_dir)
     html_path, md_path = out_dir / "feedback.html", out_dir / "feedback.md"
@@ -274,8 +274,8 @@ def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
     max_score = max((float(r["extra_data"].get("max_score") or 0) for r in graded.values()), default=0.0)
     tests: dict[str, dict] = {}
     mistakes: Counter = Counter()
-    for sid, results in graded.items():
-        seen = set()
+    for results in graded.values():
+        mistakes.update(roster.named_mistakes(results))   # each student counted once per mistake
         for test in results["tests"]:
             extra = test.get("extra_data") or {}
             key = extra.get("nodeid") or test["name"]
@@ -285,9 +285,6 @@ def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
                 continue
             row["total"] += 1
             row["passed"] += test.get("status") == "passed"
-            if test.get("status") != "passed" and extra.get("mistake") and extra["mistake"] not in seen:
-                seen.add(extra["mistake"])
-                mistakes[extra["mistake"]] += 1
     test_rows = [{**row["view"], "passed_n": row["passed"], "total_n": row["total"], "not_graded_n": row["not_graded"],
                   "rate": round(100 * row["passed"] / row["total"]) if row["total"] else 0}
                  for row in tests.values()]
@@ -307,7 +304,6 @@ def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
                     for sid, r in slowest],
         "not_graded": {shown(sid): not_graded.of_results(r) for sid, r in sorted(graded.items())
                        if not_graded.of_results(r)},
-        "students": sorted(((shown(sid), float(r["score"])) for sid, r in graded.items()), key=lambda x: x[0]),
         "roster": [{**row, "mistakes": [_mistake(m) for m in row["mistakes"]]}
                    for row in roster.rows(class_results, feedback_href)],
         "roster_exercises": roster.graded_exercises(class_results),

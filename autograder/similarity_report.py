@@ -4,7 +4,9 @@ The CSV has exactly the columns ``student_a,student_b,exercise,similarity``: one
 exercise whose similarity is at least :data:`~autograder.similarity.CSV_MIN`, the most similar
 first; a row against the reference solution has an empty ``student_b``. Student ids are data: a
 cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the
-OWASP rule against formula injection), and the HTML is rendered by jinja2 with autoescaping.
+OWASP rule against formula injection) and a cell holding a line break is quoted
+(:func:`autograder.untrusted.csv_text`, as in ``grades.csv``); the HTML is rendered by jinja2
+with autoescaping.
 
 The HTML is self-contained (no script, font or style from the network): the method and its
 thresholds, the students refused, and the flagged pairs (at most :data:`~autograder.similarity.TOP`,
@@ -13,44 +15,20 @@ the most similar first), each with both modules side by side and the matching re
 
 from __future__ import annotations
 
-import csv
-import os
-import tempfile
 from pathlib import Path
 
 from autograder import similarity
+from autograder.textfiles import write_text_atomic
+from autograder.untrusted import csv_text as csv_text_of_rows
 
 CSV_COLUMNS = ("student_a", "student_b", "exercise", "similarity")
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CONTEXT_LINES = 3  # unmatched lines kept around each matching region in the side-by-side view
-
-
-def csv_cell(value: str) -> str:
-    """``value`` made safe for a spreadsheet: prefixed with ``'`` when it starts with ``=``, ``+``,
-    ``-``, ``@``, a tab or a carriage return (OWASP, "CSV Injection")."""
-    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-        out.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 def csv_text(result: similarity.Result) -> str:
     """The CSV of ``result.pairs`` (similarity with 4 decimals)."""
-    import io
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for pair in result.pairs:
-        writer.writerow([csv_cell(pair.student_a), csv_cell(pair.student_b or ""), pair.exercise,
-                         f"{pair.similarity:.4f}"])
-    return buffer.getvalue()
+    return csv_text_of_rows([CSV_COLUMNS, *([pair.student_a, pair.student_b or "", pair.exercise,
+                                             f"{pair.similarity:.4f}"] for pair in result.pairs)])
 
 
 def segments(code: str, slices, context: int = CONTEXT_LINES) -> list[dict]:
@@ -125,6 +103,6 @@ def write_report(result: similarity.Result, out_dir: Path) -> tuple[Path, Path]:
     returns their paths."""
     out_dir = Path(out_dir)
     csv_path, html_path = out_dir / "similarity.csv", out_dir / "similarity.html"
-    _write_atomic(csv_path, csv_text(result))
-    _write_atomic(html_path, render_html(result))
+    write_text_atomic(csv_path, csv_text(result))
+    write_text_atomic(html_path, render_html(result))
     return csv_path, html_path

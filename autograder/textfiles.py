@@ -1,20 +1,21 @@
-"""Text that leaves the kit: control characters removed, files written atomically."""
+"""Text that leaves the kit: control characters shown as escapes, files written atomically."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def clean_text(text: str) -> str:
-    """``text`` without control characters but newline and tab: what a submission printed or
-    raised reaches terminals, Markdown and LMS comments, where escape sequences (ANSI colours,
-    window titles, clear-screen) must not act."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text)
+    """``text`` with its control characters but newline and tab, and bidirectional overrides,
+    written as visible ``\\x1b``/``\\u202e`` escapes (:func:`autograder.untrusted.shown`, the
+    rule for student ids too): what a submission printed or raised reaches terminals, Markdown
+    and LMS comments, where escape sequences (ANSI colours, window titles, clear-screen) must not
+    act and reordered text must not hide what it says."""
+    from autograder.untrusted import shown
+
+    return shown(text, one_line=False)
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

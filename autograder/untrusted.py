@@ -12,7 +12,8 @@ Markdown/HTML markup or a terminal escape sequence.
   links to a report there from ``OUT/summary.html``.
 * :func:`csv_cell` neutralises a CSV cell a spreadsheet would run as a formula (OWASP's
   CSV-injection rule: first character ``=``, ``+``, ``-``, ``@``, tab or carriage return), keeping
-  numbers numbers.
+  numbers numbers; :func:`csv_text` writes a whole CSV file that way (``grades.csv``,
+  ``similarity.csv``), quoting every cell that holds a line break.
 * :func:`shown` makes text safe for a terminal or a log line (control characters, terminal
   escapes and bidirectional overrides written as visible ``\\x..`` escapes);
   :func:`markdown` additionally escapes Markdown and HTML markup.
@@ -20,7 +21,9 @@ Markdown/HTML markup or a terminal escape sequence.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import re
 import unicodedata
 from pathlib import Path
@@ -95,6 +98,21 @@ def csv_cell(value) -> str:
     if text.startswith(FORMULA_STARTS) and not _NUMBER.match(text):
         return "'" + text
     return text
+
+
+def csv_text(rows) -> str:
+    """``rows`` (lists of cells, the header first) as CSV text: each cell through :func:`csv_cell`,
+    lines ending in ``\\n``, and a cell holding a line break (``\\r`` included) quoted.
+
+    The csv module quotes only the characters of its line terminator: with ``\\n`` alone, a cell
+    ``x\\r=1+2`` is written bare, and a spreadsheet starts a new row, a formula, at the ``\\r``.
+    So each row is written with ``\\r\\n`` (both quoted) and that terminator replaced by ``\\n``."""
+    lines = []
+    for row in rows:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\r\n").writerow([csv_cell(cell) for cell in row])
+        lines.append(buffer.getvalue()[:-2])
+    return "".join(line + "\n" for line in lines)
 
 
 def _visible(char: str) -> str:

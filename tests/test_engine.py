@@ -413,7 +413,8 @@ def test_control_characters_never_reach_the_reports():
     from autograder.plugin import clean_text
     from autograder.reports import code_fence
 
-    assert clean_text("a\x1b]0;owned\x07b\x1b[2Jc\td\n") == "a\ufffd]0;owned\ufffdb\ufffd[2Jc\td\n"
+    assert clean_text("a\x1b]0;owned\x07b\x1b[2Jc\td\n") == "a\\x1b]0;owned\\x07b\\x1b[2Jc\td\n"
+    assert clean_text("x\u202eexe.txt\x9b\r") == "x\\u202eexe.txt\\x9b\\x0d"   # as student ids: untrusted.shown
     assert code_fence("no ticks") == "```" and code_fence("x ````` y") == "``````"
 
 

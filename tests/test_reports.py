@@ -171,6 +171,17 @@ def test_pictures_reject_malformed_data():
     assert [d["name"] for d in ae] == ["ae_reconstructions", "loss_curve"] and all("uri" in d for d in ae)
 
 
+def test_the_loss_curve_counts_epochs_in_whole_numbers():
+    """Three epochs are ticked 1, 2, 3 (matplotlib's default locator wrote 1.25, 1.5, ...)."""
+    import matplotlib.pyplot as plt
+
+    fig = pictures.loss_figure({"losses": [0.08, 0.03, 0.02]}, reports.picture_labels())
+    ax = fig.axes[0]
+    low, high = ax.get_xlim()
+    assert [t for t in ax.get_xticks() if low <= t <= high] == [1.0, 2.0, 3.0]
+    plt.close(fig)
+
+
 def test_attach_keeps_small_plain_data():
     import torch
 

@@ -58,11 +58,13 @@ def test_roster_rows_hold_totals_exercises_mistakes_and_not_graded_marks():
 def test_summary_html_shows_the_roster_with_links():
     html = reports.render_summary(CLASS, lang="en", feedback_href=lambda sid: f"submissions/{sid}/feedback.html")
     table = html.split('<table class="roster">', 1)[1].split("</table>", 1)[0]
-    ben = table.split("<tr><td>ben</td>", 1)[1].split("</tr>", 1)[0]
+    # the name itself links to the report (the feedback column is off-screen on a wide roster)
+    ben = table.split('<tr><td><a href="submissions/ben/feedback.html">ben</a></td>', 1)[1].split("</tr>", 1)[0]
     assert "<strong>0</strong> / 5" in ben and ">not graded</td>" in ben and "mask_padding_inverted" in ben
-    assert '<a href="submissions/ben/feedback.html">' in ben
-    dee = table.split("<tr><td>dee</td>", 1)[1].split("</tr>", 1)[0]
+    assert '<a href="submissions/ben/feedback.html">feedback.html</a>' in ben
+    dee = table.split('<tr><td><a href="submissions/dee/feedback.html">dee</a></td>', 1)[1].split("</tr>", 1)[0]
     assert "not a valid zip file" in dee
+    assert "<tr><td>ann</td>" in reports.render_summary(CLASS, lang="en")   # no link without a report
     assert "채점되지 않음" in reports.render_summary(CLASS, lang="ko")
 
 

@@ -196,10 +196,15 @@ def test_the_run_stops_at_its_time_limit_and_says_so(tmp_path):
     assert "Incomplete" in html
 
 
-@pytest.mark.parametrize("value, cell", [("=1+2", "'=1+2"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"),
-                                         ("\tx", "'\tx"), ("\rx", "'\rx"), ("ann-1", "ann-1"), ("", "")])
-def test_csv_cells_are_neutralised_by_the_owasp_rule(value, cell):
-    assert similarity_report.csv_cell(value) == cell
+@pytest.mark.parametrize("student_id, cell", [("=1+2", "'=1+2"), ("+cmd", "'+cmd"), ("-2+3", "'-2+3"),
+                                              ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+                                              ("-1", "-1"), ("ann-1", "ann-1"), ("x\r=1+2", "x\r=1+2")])
+def test_csv_cells_follow_the_owasp_rule_of_grades_csv(student_id, cell):
+    """The same neutraliser as grades.csv (untrusted.csv_cell): a formula gets a leading quote,
+    a number literal stays what a spreadsheet reads anyway, a line break stays inside its cell."""
+    result = similarity.Result(pairs=[similarity.Pair(student_id, None, "masks", 0.5, 0.5, 0.4, 90)])
+    rows = list(csv.reader(io.StringIO(similarity_report.csv_text(result), newline="")))
+    assert rows[1:] == [[cell, "", "masks", "0.5000"]]
 
 
 def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(tmp_path):
@@ -218,6 +223,23 @@ def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(
     assert rows[0] == list(similarity_report.CSV_COLUMNS)
     assert ["'" + evil_csv, evil_html, "masks", "1.0000"] in rows or [evil_html, "'" + evil_csv, "masks", "1.0000"] in rows
     assert not any(cell.startswith("=") for row in rows for cell in row)
+
+
+def test_terminal_lines_show_student_chosen_names_escaped(tmp_path):
+    """tkit similarity lists duplicate ids and refused submissions like tkit grade: a terminal
+    escape in a folder or zip name is shown as text, never sent to the terminal."""
+    evil = "ev\x1b[31mil"
+    student(tmp_path / "dup", evil, {"masks": filled("masks", MASKS_A)})
+    (tmp_path / "dup" / f"{evil}.zip").write_bytes(b"PK")
+    run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "dup"), "--out",
+                                        str(tmp_path / "out"), "--exercise", "masks"])
+    assert run.exit_code == 2 and "same student id: ev\\x1b[31mil" in run.output and "\x1b" not in run.output
+    (tmp_path / "dup" / f"{evil}.zip").rename(tmp_path / "dup" / "\x1b]0;pwned\x07.zip")
+    run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "dup"), "--out",
+                                        str(tmp_path / "out"), "--exercise", "masks", "--no-reference"])
+    assert run.exit_code == 0, run.output
+    assert "similarity: \\x1b]0;pwned\\x07 not compared:" in run.output
+    assert "\x1b" not in run.output and "\x07" not in run.output
 
 
 def test_side_by_side_pieces_keep_context_around_the_matching_regions():

@@ -67,6 +67,21 @@ def test_grades_csv_keeps_the_real_ids_neutralised_and_the_scores_numeric(tmp_pa
     assert all(row["positional_encoding"] == "8" and row["total"] == "8" for row in got.values())
 
 
+def test_a_line_break_inside_an_id_cannot_start_a_row_of_grades_csv(tmp_path):
+    """A bare CR ends a row for a spreadsheet (and for Python's csv reader): an id holding one is
+    quoted, so ``x<CR>=1+2`` stays one cell and never becomes a formula at the start of a row."""
+    ids = ["x\r=1+2", "y\n@SUM(A1)", "z\r\n-2+3"]
+    with Gradebook(tmp_path / "g.sqlite") as book:
+        for sid in ids:
+            book.record(sid, _results(8), content_hash="h")
+        book.export_csv(tmp_path / "grades.csv")
+    text = (tmp_path / "grades.csv").read_bytes().decode("utf-8")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert [row[0] for row in rows] == ["student_id", *ids]
+    assert all(row[-2:] == ["8", ""] for row in rows[1:])
+    assert text.endswith('"z\r\n-2+3",,8,,,,,,,,,,8,\n') and "\r\n" not in text.replace("z\r\n", "")
+
+
 def test_odd_ids_keep_the_class_files_and_their_own_folders(tmp_path):
     out = tmp_path / "out"
     records = ClassRecords(out, options={"visibility": ("public",), "names": None}, pictures=False)

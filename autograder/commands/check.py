@@ -48,7 +48,7 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     print_results(results, verbose=verbose)
     if html_path:
         from autograder import pictures, reports
-        from autograder.plugin import write_text_atomic
+        from autograder.textfiles import write_text_atomic
 
         pictures.add_to_results(path, results, exercise or None)
         write_text_atomic(html_path, reports.render_feedback(results, "html", lang=lang, self_check=True))

@@ -25,6 +25,27 @@ def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
     return entries
 
 
+def submission_list(submissions, class_dir: Path | None, verb: str = "grade") -> list[tuple[str, Path]]:
+    """``(student id, path)`` of the SUBMISSIONS arguments (the id is the name without its suffix)
+    and of every entry of ``class_dir`` (:func:`class_entries`): what ``tkit grade`` and ``tkit
+    similarity`` work on.
+
+    Raises:
+        click.UsageError: nothing to ``verb``, or two entries with the same student id (the ids
+            shown with control characters escaped: they are student-chosen).
+    """
+    todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
+    if class_dir is not None:
+        todo += class_entries(class_dir)
+    if not todo:
+        raise click.UsageError(f"give submissions to {verb} or --class-dir")
+    ids = [sid for sid, _ in todo]
+    if len(set(ids)) != len(ids):
+        raise click.UsageError("two submissions have the same student id: " +
+                               ", ".join(sorted({shown(i) for i in ids if ids.count(i) > 1})))
+    return todo
+
+
 def require_training_data(names) -> None:
     """Refuse to grade (click.ClickException) when the AutoEncoder is graded (``names`` empty or
     naming it) and no MNIST is found: its training tests would be the grader's failure, not the
@@ -87,15 +108,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
 
     prepare_run(lang, data_dir, names, "--exercise")
     require_training_data(names)
-    todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
-    if class_dir is not None:
-        todo += class_entries(class_dir)
-    if not todo:
-        raise click.UsageError("give submissions to grade or --class-dir")
-    ids = [sid for sid, _ in todo]
-    if len(set(ids)) != len(ids):
-        raise click.UsageError("two submissions have the same student id: " +
-                               ", ".join(sorted({shown(i) for i in ids if ids.count(i) > 1})))
+    todo = submission_list(submissions, class_dir)
     if shard_spec is not None and with_similarity:
         raise click.UsageError("--similarity compares the whole class: run `tkit similarity` once, not per shard")
     if shard_spec is not None:

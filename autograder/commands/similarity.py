@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autograder.untrusted import shown
+
 
 def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool = True,
                time_limit: float | None = None, names=None, workers: int | None = None) -> bool:
@@ -20,7 +22,7 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
                                       workers=workers or batch.default_workers())
     csv_path, html_path = similarity_report.write_report(result, out_dir)
     for sid, why in result.refused.items():
-        click.echo(f"similarity: {sid!r} not compared: {why}", err=True)
+        click.echo(f"similarity: {shown(sid)} not compared: {shown(why)}", err=True)
     if not result.complete:
         click.secho(f"similarity: stopped at the time limit ({limit:g} s); the report holds the pairs "
                     f"compared before it", fg="yellow", err=True)
@@ -51,18 +53,10 @@ def command(submissions, class_dir, out_dir, names, reference, time_limit, worke
     shared with the reference solution. Exits 1 when the time limit cut the run short.
     """
     from autograder.commands import prepare_run
-    from autograder.commands.grade import class_entries
+    from autograder.commands.grade import submission_list
 
     prepare_run(None, None, names, "--exercise")
-    todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
-    if class_dir is not None:
-        todo += class_entries(class_dir)
-    if not todo:
-        raise click.UsageError("give submissions to compare or --class-dir")
-    ids = [sid for sid, _ in todo]
-    if len(set(ids)) != len(ids):
-        raise click.UsageError("two submissions have the same student id: " +
-                               ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    todo = submission_list(submissions, class_dir, "compare")
     if not run_report(todo, out_dir, reference=reference, time_limit=time_limit, names=names or None,
                       workers=workers):
         raise SystemExit(1)
