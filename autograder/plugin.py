@@ -46,7 +46,7 @@ from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-expo
 from autograder.i18n import _, set_language
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
-from autograder.textfiles import clean_text, write_json_atomic, write_text_atomic  # noqa: F401 (re-exported)
+from autograder.textfiles import clean_text, write_json_atomic
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 VISIBILITY = {"public": "visible", "hidden": "after_published"}

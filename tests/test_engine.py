@@ -410,7 +410,7 @@ def test_an_oversized_module_fails_its_import_with_a_reason(tmp_path):
 
 
 def test_control_characters_never_reach_the_reports():
-    from autograder.plugin import clean_text
+    from autograder.textfiles import clean_text
     from autograder.reports import code_fence
 
     assert clean_text("a\x1b]0;owned\x07b\x1b[2Jc\td\n") == "a\\x1b]0;owned\\x07b\\x1b[2Jc\td\n"

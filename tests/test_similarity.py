@@ -210,7 +210,7 @@ def test_csv_cells_follow_the_owasp_rule_of_grades_csv(student_id, cell):
 def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(tmp_path):
     masks = filled("masks", MASKS_A) + '\nNOTE = "</pre><script>alert(1)</script>"\n'
     evil_html, evil_csv = "<img src=x onerror=alert(1)>", "=cmd|' calc'!A0"
-    entries = [student(tmp_path, evil_html, {"masks": masks}), student(tmp_path, evil_csv, {"masks": masks})]
+    [student(tmp_path, evil_html, {"masks": masks}), student(tmp_path, evil_csv, {"masks": masks})]
     out = tmp_path / "out"
     run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path), "--out", str(out),
                                         "--exercise", "masks"])
