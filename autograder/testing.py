@@ -349,9 +349,9 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     got = run(student)
     if expected is None:
         if reference is None:
-            from autograder import variants
+            from autograder import variants as kit_variants   # not the ``variants`` argument
 
-            reference = variants.reference()
+            reference = kit_variants.reference()
         with torch.random.fork_rng():
             torch.manual_seed(CURRENT.seed)
             expected = run(reference)

@@ -86,6 +86,26 @@ def test_name_picks_the_matching_variant_and_nothing_else():
     assert diagnosis.name(swapped, broken, atol=1e-5, rtol=0) is None
 
 
+def test_check_without_a_reference_falls_back_on_the_variants(monkeypatch):
+    """``check`` with the default reference (the kit's ``variants`` module) still reads the
+    ``variants=`` argument when the catalog names nothing (a local import once shadowed it: every
+    unnamed mismatch became a grader error)."""
+    from autograder import variants as kit_variants
+
+    monkeypatch.setattr(testing.CURRENT, "exercise", None)   # no catalog search: identify gives None
+    wrong = kit_variants.reference().positional_encoding.sinusoidal_table(6, 4) * 2
+    known = mistaken.pe_table(6, 4)
+    with pytest.raises(testing.Mismatch) as caught:
+        testing.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else wrong,
+                      "student", what="PE", variants=known)
+    assert caught.value.mistake is None     # wrong, but no known mistake: named nothing, raised no other error
+    swapped = known["pe_sin_cos_swapped"]()
+    with pytest.raises(testing.Mismatch) as caught:
+        testing.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else swapped,
+                      "student", what="PE", variants=known)
+    assert caught.value.mistake.id == "pe_sin_cos_swapped"
+
+
 def test_flipped_norm_is_the_other_convention():
     from autograder.suitelib import layers
 
