@@ -5,14 +5,20 @@ pytest and the grading engine are imported inside the command's function, so tha
 ``tkit --help`` (which imports every command module) stays fast.
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autograder.untrusted import shown
+
 
 def prepare_run(lang, data_dir, names, param_hint: str) -> None:
     """What ``tkit check`` and ``tkit grade`` do before grading: use ``lang`` for the messages,
     point the MNIST loader (here and in any worker it spawns) at ``data_dir``, and check the
     exercise ``names`` (click.BadParameter naming ``param_hint`` and the valid names)."""
     import os
-
-    import click
 
     from autograder import exercises, i18n
 
@@ -24,3 +30,40 @@ def prepare_run(lang, data_dir, names, param_hint: str) -> None:
             exercises.get(name)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint=param_hint) from None
+
+
+def class_entries(class_dir: Path) -> list[tuple[str, Path]]:
+    """``(student id, path)`` for every entry of a class folder: sub-folders (holding .py files or
+    notebooks named after the exercises) and .zip files; the id is the entry's name without its
+    suffix. Hidden entries (``.x``, ``_x``) and README files are skipped silently; any other file
+    is skipped with a warning on stderr (a lone notebook cannot say which exercise it is)."""
+    entries = []
+    for entry in sorted(class_dir.iterdir()):
+        if entry.name.startswith((".", "_")) or entry.name.upper().startswith("README"):
+            continue
+        if entry.is_dir() or entry.suffix == ".zip":
+            entries.append((entry.stem if entry.is_file() else entry.name, entry))
+        else:
+            click.echo(f"skipping {shown(entry.name)}: a submission is a folder or a .zip", err=True)
+    return entries
+
+
+def submission_list(submissions, class_dir: Path | None, verb: str = "grade") -> list[tuple[str, Path]]:
+    """``(student id, path)`` of the SUBMISSIONS arguments (the id is the name without its suffix)
+    and of every entry of ``class_dir`` (:func:`class_entries`): what ``tkit grade`` and ``tkit
+    similarity`` work on.
+
+    Raises:
+        click.UsageError: nothing to ``verb``, or two entries with the same student id (the ids
+            shown with control characters escaped: they are student-chosen).
+    """
+    todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
+    if class_dir is not None:
+        todo += class_entries(class_dir)
+    if not todo:
+        raise click.UsageError(f"give submissions to {verb} or --class-dir")
+    ids = [sid for sid, _ in todo]
+    if len(set(ids)) != len(ids):
+        raise click.UsageError("two submissions have the same student id: " +
+                               ", ".join(sorted({shown(i) for i in ids if ids.count(i) > 1})))
+    return todo

@@ -53,7 +53,7 @@ def command(submissions, class_dir, out_dir, names, reference, time_limit, worke
     shared with the reference solution. Exits 1 when the time limit cut the run short.
     """
     from autograder.commands import prepare_run
-    from autograder.commands.grade import submission_list
+    from autograder.commands import submission_list
 
     prepare_run(None, None, names, "--exercise")
     todo = submission_list(submissions, class_dir, "compare")
