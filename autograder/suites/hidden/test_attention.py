@@ -86,7 +86,7 @@ def test_non_contiguous_inputs(student, rng):
 def test_bad_dropout_raises_value_error(student, rng):
     """dropout_p outside [0, 1] raises ValueError (as F.dropout itself does)
 
-    ko: [0, 1] 밖의 dropout_p 는 (F.dropout 처럼) ValueError 를 냅니다
+    ko: [0, 1] 밖의 dropout_p는 (F.dropout처럼) ValueError를 냅니다
     """
     q, k, v = _qkv(rng, 1, q_len=2, k_len=3, d_k=4, d_v=5)
     sdpa = student.attention.scaled_dot_product_attention

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.exercise("autoencoder")
 def test_latent_dim_respected(student, rng):
     """for a random latent_dim and batch size, z is [B, latent_dim] and decode(z) is [B, 1, 28, 28]
 
-    ko: 임의의 latent_dim 과 배치 크기에서 z 는 [B, latent_dim], decode(z) 는 [B, 1, 28, 28] 입니다
+    ko: 임의의 latent_dim과 배치 크기에서 z는 [B, latent_dim], decode(z)는 [B, 1, 28, 28]입니다
     """
     latent_dim = int(torch.randint(2, 49, (), generator=rng))
     batch = int(torch.randint(1, 6, (), generator=rng))

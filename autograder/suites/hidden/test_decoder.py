@@ -40,7 +40,7 @@ def _run(dims, d, state, x, memory, masks, norm_first, dtype=torch.float32):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_random_dimensions(student, rng, norm_first):
     """Decoder matches the reference on random distinct B, T, S, heads, head_dim, d_ff
-    ko: 서로 다른 무작위 B, T, S, 헤드 수, head_dim, d_ff 에서 Decoder 가 참조 구현과 같습니다"""
+    ko: 서로 다른 무작위 B, T, S, 헤드 수, head_dim, d_ff에서 Decoder가 참조 구현과 같습니다"""
     dims, d, state, x, memory, masks = _setup(rng, norm_first)
     check(_run(dims, d, state, x, memory, masks, norm_first), student,
           what=f"Decoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], "
@@ -51,7 +51,7 @@ def test_random_dimensions(student, rng, norm_first):
 @pytest.mark.points(0.5)
 def test_batch_one_length_one(student, rng):
     """Decoder works on one target of one token
-    ko: 길이 1 인 타깃 하나에서도 Decoder 가 동작합니다"""
+    ko: 길이 1인 타깃 하나에서도 Decoder가 동작합니다"""
     dims, d, state, x, memory, masks = _setup(rng, True, batch=1, tgt_len=1)
     check(_run(dims, d, state, x, memory, masks, True), student, what="Decoder(...)(x[1, 1, d], memory, masks)")
 
@@ -59,7 +59,7 @@ def test_batch_one_length_one(student, rng):
 @pytest.mark.points(0.5)
 def test_float64_fully_padded_memory(student, rng):
     """Decoder in float64 matches the reference, with one source that is all padding and no NaN
-    ko: float64 Decoder 가 참조 구현과 같고, 전부 패딩인 소스가 있어도 NaN 이 없습니다"""
+    ko: float64 Decoder가 참조 구현과 같고, 전부 패딩인 소스가 있어도 NaN이 없습니다"""
     dims, d, state, x, memory, masks = _setup(rng, False)
     masks["memory_key_padding_mask"][0] = True
     got = check(_run(dims, d, state, x, memory, masks, False, torch.float64), student,

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.exercise("embedding")
 def test_random_sizes_float32_and_float64(student, rng):
     """random vocabulary, width and batch match the reference, in float32 and float64
 
-    ko: 임의의 어휘 크기, 차원, 배치에서 float32 와 float64 모두 정답과 같습니다
+    ko: 임의의 어휘 크기, 차원, 배치에서 float32와 float64 모두 정답과 같습니다
     """
     vocab, d_model, batch, length = draw.distinct(rng, 4, 2, 40)
     weight = draw.randn(rng, vocab, d_model)
@@ -34,7 +34,7 @@ def test_random_sizes_float32_and_float64(student, rng):
 def test_one_token_and_negative_padding_idx(student, rng):
     """batch 1, length 1, and padding_idx=-1 (the last id) as in nn.Embedding
 
-    ko: 배치 1, 길이 1, 그리고 nn.Embedding 처럼 padding_idx=-1 (마지막 id)
+    ko: 배치 1, 길이 1, 그리고 nn.Embedding처럼 padding_idx=-1 (마지막 id)
     """
     vocab, d_model = draw.distinct(rng, 2, 3, 30)
     weight = draw.randn(rng, vocab, d_model)
@@ -54,7 +54,7 @@ def test_one_token_and_negative_padding_idx(student, rng):
 def test_bad_ids_raise_an_error(student, rng):
     """ids outside [0, vocab_size), non-integer ids and a bad padding_idx raise an error, never a silent lookup
 
-    ko: [0, vocab_size) 밖의 id, 정수가 아닌 id, 잘못된 padding_idx 는 조용히 넘어가지 않고 오류를 냅니다
+    ko: [0, vocab_size) 밖의 id, 정수가 아닌 id, 잘못된 padding_idx는 조용히 넘어가지 않고 오류를 냅니다
     """
     # the contract names no error here, so PyTorch's own (nn.Embedding's IndexError, RuntimeError,
     # AssertionError) count as much as the reference's ValueError

@@ -37,7 +37,7 @@ def _run(dims, d, state, x, kpm, norm_first, dtype=torch.float32):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_random_dimensions(student, rng, norm_first):
     """Encoder matches the reference on random distinct B, S, heads, head_dim, d_ff
-    ko: 서로 다른 무작위 B, S, 헤드 수, head_dim, d_ff 에서 Encoder 가 참조 구현과 같습니다"""
+    ko: 서로 다른 무작위 B, S, 헤드 수, head_dim, d_ff에서 Encoder가 참조 구현과 같습니다"""
     dims, d, state, x, kpm = _setup(rng, norm_first)
     check(_run(dims, d, state, x, kpm, norm_first), student,
           what=f"Encoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], mask)",
@@ -47,7 +47,7 @@ def test_random_dimensions(student, rng, norm_first):
 @pytest.mark.points(0.5)
 def test_batch_one_length_one(student, rng):
     """Encoder works on one sequence of one token
-    ko: 길이 1 인 시퀀스 하나에서도 Encoder 가 동작합니다"""
+    ko: 길이 1인 시퀀스 하나에서도 Encoder가 동작합니다"""
     dims, d, state, x, kpm = _setup(rng, True, batch=1, length=1)
     check(_run(dims, d, state, x, kpm, True), student, what="Encoder(...)(x[1, 1, d])")
 
@@ -55,7 +55,7 @@ def test_batch_one_length_one(student, rng):
 @pytest.mark.points(0.5)
 def test_float64(student, rng):
     """Encoder in float64 returns float64 with the reference's values
-    ko: float64 Encoder 가 float64 로 참조 구현과 같은 값을 냅니다"""
+    ko: float64 Encoder가 float64로 참조 구현과 같은 값을 냅니다"""
     dims, d, state, x, kpm = _setup(rng, False)
     check(_run(dims, d, state, x, kpm, False, torch.float64), student, what="Encoder(...).double()(x.double())",
           atol=1e-9, rtol=1e-7, valid=layers.valid_positions(kpm))
@@ -64,7 +64,7 @@ def test_float64(student, rng):
 @pytest.mark.points(0.5)
 def test_fully_padded_sequence(student, rng):
     """A sequence that is all padding neither disturbs the others nor produces NaN
-    ko: 전부 패딩인 시퀀스가 있어도 다른 시퀀스는 그대로이고 NaN 이 나오지 않습니다"""
+    ko: 전부 패딩인 시퀀스가 있어도 다른 시퀀스는 그대로이고 NaN이 나오지 않습니다"""
     dims, d, state, x, kpm = _setup(rng, False)
     kpm[-1] = True
     got = check(_run(dims, d, state, x, kpm, False), student, what="Encoder(...)(x, mask with a fully padded row)",

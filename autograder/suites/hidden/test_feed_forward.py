@@ -21,7 +21,7 @@ def _module(impl, d_model, d_ff, state, double=False):
 def test_random_sizes_leading_dims_and_float64(student, rng):
     """random B, S, d_model, d_ff (all different) with 4-D input, and a float64 copy
 
-    ko: 모두 다른 임의의 B, S, d_model, d_ff 와 4차원 입력, 그리고 float64
+    ko: 모두 다른 임의의 B, S, d_model, d_ff와 4차원 입력, 그리고 float64
     """
     batch, length, d_model, d_ff, extra = draw.distinct(rng, 5, 2, 16)
     state = weights.ffn_state(rng, d_model, d_ff)

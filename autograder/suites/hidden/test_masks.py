@@ -12,7 +12,7 @@ pytestmark = pytest.mark.exercise("masks")
 def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
     """[B, H, S_q, S_k] scores with a combined padding + causal-style mask and fully blocked rows, float32 and float64
 
-    ko: 패딩 + 인과 형태의 마스크와 완전히 가려진 행이 있는 [B, H, S_q, S_k] 점수, float32 와 float64
+    ko: 패딩 + 인과 형태의 마스크와 완전히 가려진 행이 있는 [B, H, S_q, S_k] 점수, float32와 float64
     """
     batch, heads, q_len, k_len = draw.distinct(rng, 4, 2, 9)
     scores = draw.randn(rng, batch, heads, q_len, k_len, scale=3.0)
@@ -31,7 +31,7 @@ def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
 def test_masked_softmax_other_dim(student, rng):
     """dim=0 normalises over the first axis (blocked positions of that axis get 0)
 
-    ko: dim=0 이면 첫 번째 축으로 정규화합니다 (그 축의 가려진 위치는 0)
+    ko: dim=0이면 첫 번째 축으로 정규화합니다 (그 축의 가려진 위치는 0)
     """
     a, b, c = draw.distinct(rng, 3, 2, 8)
     scores = draw.randn(rng, a, b, c)
@@ -47,7 +47,7 @@ def test_masked_softmax_other_dim(student, rng):
 def test_combine_masks_random_shapes(student, rng):
     """combine_masks on random B, S_q, S_k (all different), in the four cases
 
-    ko: 서로 다른 임의의 B, S_q, S_k 에서 combine_masks 의 네 가지 경우
+    ko: 서로 다른 임의의 B, S_q, S_k에서 combine_masks의 네 가지 경우
     """
     batch, q_len, k_len = draw.distinct(rng, 3, 1, 9)
     attn = draw.random_mask(rng, q_len, k_len)
@@ -69,7 +69,7 @@ def test_combine_masks_random_shapes(student, rng):
 def test_padding_and_causal_random_sizes(student, rng):
     """padding masks with a random pad_id, and causal masks of random size, size 1 and size 0
 
-    ko: 임의의 pad_id 로 만든 패딩 마스크와 임의 크기·크기 1·크기 0 의 인과 마스크
+    ko: 임의의 pad_id로 만든 패딩 마스크와 임의 크기·크기 1·크기 0의 인과 마스크
     """
     batch, length, size = draw.distinct(rng, 3, 2, 12)
     pad_id = draw.integer(rng, 1, 5)

@@ -85,7 +85,7 @@ def test_one_token(student, rng):
 def test_without_bias(student, rng):
     """bias=False: the four projections have no bias and the numbers still match
 
-    ko: bias=False: 네 투영에 bias 가 없고 결과가 여전히 같습니다
+    ko: bias=False: 네 투영에 bias가 없고 결과가 여전히 같습니다
     """
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim
@@ -119,7 +119,7 @@ def test_non_contiguous_inputs(student, rng):
 def test_both_masks_and_no_weights(student, rng):
     """attn_mask and key_padding_mask together; need_weights=False returns (output, None)
 
-    ko: attn_mask 와 key_padding_mask 를 함께 쓰고, need_weights=False 이면 (출력, None) 을 반환합니다
+    ko: attn_mask와 key_padding_mask를 함께 쓰고, need_weights=False이면 (출력, None)을 반환합니다
     """
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim
@@ -140,7 +140,7 @@ def test_both_masks_and_no_weights(student, rng):
 def test_bad_attn_mask_raises_value_error(student, rng):
     """an attn_mask whose shape is not [S_q, S_k] raises ValueError naming attn_mask
 
-    ko: 모양이 [S_q, S_k] 가 아닌 attn_mask 는 attn_mask 를 밝힌 ValueError 를 냅니다
+    ko: 모양이 [S_q, S_k]가 아닌 attn_mask는 attn_mask를 밝힌 ValueError를 냅니다
     """
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim

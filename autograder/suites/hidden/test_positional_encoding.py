@@ -13,7 +13,7 @@ pytestmark = pytest.mark.exercise("positional_encoding")
 def test_random_tables_and_the_default_length(student, rng):
     """random short tables, and the default 5000 positions, match the reference within float32 rounding
 
-    ko: 임의의 짧은 표와 기본 길이 5000 의 표가 float32 반올림 오차 안에서 정답과 같습니다
+    ko: 임의의 짧은 표와 기본 길이 5000의 표가 float32 반올림 오차 안에서 정답과 같습니다
     """
     max_len, = draw.distinct(rng, 1, 1, 90)
     d_short, d_long = draw.distinct(rng, 2, 2, 40, even=True, exclude=(max_len,))
@@ -32,7 +32,7 @@ def test_random_tables_and_the_default_length(student, rng):
 def test_forward_random_shapes_full_length_one_token_float64(student, rng):
     """S == max_len, batch 1 with length 1, and float64 input (output follows its dtype)
 
-    ko: S == max_len, 배치 1·길이 1, float64 입력 (출력은 입력의 dtype 을 따름)
+    ko: S == max_len, 배치 1·길이 1, float64 입력 (출력은 입력의 dtype을 따름)
     """
     batch, max_len = draw.distinct(rng, 2, 2, 24)
     d_model, = draw.distinct(rng, 1, 2, 24, even=True, exclude=(batch, max_len))
@@ -67,7 +67,7 @@ def test_forward_non_contiguous_input(student, rng):
 def test_length_limit_and_odd_width(student, rng):
     """S = max_len + 1 raises ValueError, and so does an odd d_model
 
-    ko: S = max_len + 1 이나 홀수 d_model 은 ValueError 를 냅니다
+    ko: S = max_len + 1이나 홀수 d_model은 ValueError를 냅니다
     """
     max_len, d_model = draw.distinct(rng, 2, 2, 30, even=True)
     pe = student.positional_encoding

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.exercise("rope")
 def test_random_shapes_with_positions(student, rng):
     """random [B, H, S, head_dim] (all different) rotated by given positions (an offset, as in decoding)
 
-    ko: 모두 다른 임의의 [B, H, S, head_dim] 을 주어진 위치(디코딩처럼 오프셋)만큼 회전
+    ko: 모두 다른 임의의 [B, H, S, head_dim]을 주어진 위치(디코딩처럼 오프셋)만큼 회전
     """
     batch, heads, length = draw.distinct(rng, 3, 2, 7)
     head_dim, = draw.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
@@ -31,7 +31,7 @@ def test_random_shapes_with_positions(student, rng):
 def test_float64_and_non_contiguous(student, rng):
     """float64 input keeps its dtype; a non-contiguous input gives the same result
 
-    ko: float64 입력은 dtype 을 유지하고, 연속이 아닌 입력에서도 같은 결과가 나옵니다
+    ko: float64 입력은 dtype을 유지하고, 연속이 아닌 입력에서도 같은 결과가 나옵니다
     """
     batch, heads, length = draw.distinct(rng, 3, 2, 7)
     head_dim, = draw.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
@@ -47,7 +47,7 @@ def test_float64_and_non_contiguous(student, rng):
 def test_one_position_and_random_angles(student, rng):
     """length 1 (position 0 is not rotated), and rope_angles of a random size
 
-    ko: 길이 1 (위치 0 은 회전하지 않음), 그리고 임의 크기의 rope_angles
+    ko: 길이 1 (위치 0은 회전하지 않음), 그리고 임의 크기의 rope_angles
     """
     head_dim, = draw.distinct(rng, 1, 2, 16, even=True)
     max_len = draw.integer(rng, 1, 40)

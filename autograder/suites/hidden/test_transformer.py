@@ -39,7 +39,7 @@ def _loaded(impl, hyper, state):
 @pytest.mark.points(1)
 def test_random_dimensions(student, reference, rng):
     """encode, decode and forward match the reference on random sizes, the longer side as long as max_len
-    ko: 무작위 크기와 max_len 길이의 시퀀스에서 encode, decode, forward 가 참조 구현과 같습니다"""
+    ko: 무작위 크기와 max_len 길이의 시퀀스에서 encode, decode, forward가 참조 구현과 같습니다"""
     dims, hyper, state = _setup(reference, rng)
     b, s, t = dims["B"], dims["S"], dims["T"]
     src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
@@ -63,7 +63,7 @@ def test_random_dimensions(student, reference, rng):
 @pytest.mark.points(1)
 def test_greedy_decode(student, reference, rng):
     """greedy_decode matches the reference when rows end at different steps, and on a batch of one
-    ko: 행마다 다른 단계에서 끝날 때와 배치 1 에서 greedy_decode 가 참조 구현과 같습니다"""
+    ko: 행마다 다른 단계에서 끝날 때와 배치 1에서 greedy_decode가 참조 구현과 같습니다"""
     dims, hyper, state = _setup(reference, rng)
     never = dims["V"] - 1
     state["generator.bias"][never] += seq2seq.NEVER

@@ -41,7 +41,7 @@ def test_training_lowers_heldout_loss(student):
 def test_reverses_held_out_sequences(student, partial):
     """after the fixed training budget, greedy_decode produces the held-out targets exactly
 
-    ko: 정해진 학습 후 greedy_decode 가 처음 보는 시퀀스의 정답을 정확히 만들어 냅니다
+    ko: 정해진 학습 후 greedy_decode가 처음 보는 시퀀스의 정답을 정확히 만들어 냅니다
     """
     budget = training.TF
     run = training.transformer_run(student)

@@ -16,7 +16,7 @@ Q3, K3, V3 = torch.randn(2, 3, 4, generator=GEN), torch.randn(2, 5, 4, generator
 def test_matches_the_formula_3d(student):
     """3-D inputs: (softmax(Q K^T / sqrt(d_k)) V, weights) with d_v != d_k and S_q != S_k
 
-    ko: 3차원 입력: d_v != d_k, S_q != S_k 에서 (softmax(Q K^T / sqrt(d_k)) V, 가중치)
+    ko: 3차원 입력: d_v != d_k, S_q != S_k에서 (softmax(Q K^T / sqrt(d_k)) V, 가중치)
     """
     def run(impl):
         return impl.attention.scaled_dot_product_attention(Q3, K3, V3)
@@ -49,7 +49,7 @@ def test_matches_the_formula_4d_with_mask(student):
 def test_permutation_equivariance(student):
     """permuting keys and values together changes nothing; permuting queries permutes the output rows
 
-    ko: key 와 value 를 같이 섞으면 결과가 그대로이고, query 를 섞으면 출력 행이 같은 순서로 섞입니다
+    ko: key와 value를 같이 섞으면 결과가 그대로이고, query를 섞으면 출력 행이 같은 순서로 섞입니다
     """
     perm_q, perm_k = torch.tensor([2, 0, 1]), torch.tensor([3, 0, 4, 1, 2])
 
@@ -67,7 +67,7 @@ def test_permutation_equivariance(student):
 def test_fully_masked_query_gives_zeros(student):
     """a query whose keys are all blocked gets zero weights and a zero output, never NaN
 
-    ko: 모든 key 가 가려진 query 는 NaN 이 아니라 0 가중치와 0 출력을 받습니다
+    ko: 모든 key가 가려진 query는 NaN이 아니라 0 가중치와 0 출력을 받습니다
     """
     mask = torch.tensor([[False, True, False, True, False], [True] * 5, [False] * 5])[None]
 
@@ -82,7 +82,7 @@ def test_fully_masked_query_gives_zeros(student):
 def test_dropout_zeroes_and_rescales_the_weights(student):
     """with dropout_p=0.5 each weight is 0 or doubled, and the output is the returned weights times V
 
-    ko: dropout_p=0.5 이면 각 가중치는 0 이거나 2배가 되고, 출력은 반환한 가중치와 V 의 곱입니다
+    ko: dropout_p=0.5이면 각 가중치는 0 이거나 2배가 되고, 출력은 반환한 가중치와 V의 곱입니다
     """
     gen = torch.Generator().manual_seed(6)
     q, k, v = torch.randn(2, 6, 4, generator=gen), torch.randn(2, 7, 4, generator=gen), torch.randn(2, 7, 3, generator=gen)
@@ -102,7 +102,7 @@ def test_dropout_zeroes_and_rescales_the_weights(student):
 def test_mismatched_shapes_raise_value_error(student):
     """query/key with different d_k, or key/value with different S_k, raise ValueError
 
-    ko: d_k 가 다른 query/key, S_k 가 다른 key/value 는 ValueError 를 냅니다
+    ko: d_k가 다른 query/key, S_k가 다른 key/value는 ValueError를 냅니다
     """
     sdpa = student.attention.scaled_dot_product_attention
     expect_raises(lambda: sdpa(torch.zeros(1, 3, 4), torch.zeros(1, 5, 6), torch.zeros(1, 5, 2)),

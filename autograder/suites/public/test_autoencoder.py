@@ -22,7 +22,7 @@ CODES = torch.randn(3, 8, generator=GEN) * 10
 def test_shapes(student):
     """encode gives [B, latent_dim]; decode and forward give [B, 1, 28, 28]
 
-    ko: encode 는 [B, latent_dim], decode 와 forward 는 [B, 1, 28, 28] 를 돌려줍니다
+    ko: encode는 [B, latent_dim], decode와 forward는 [B, 1, 28, 28]를 돌려줍니다
     """
     for latent_dim in (8, 32):
         def code_shape(impl, latent_dim=latent_dim):
@@ -44,7 +44,7 @@ def test_shapes(student):
 def test_forward_is_decode_of_encode(student):
     """forward(x) is exactly decode(encode(x)): no path around the bottleneck
 
-    ko: forward(x) 는 정확히 decode(encode(x)) 입니다 (병목을 건너뛰는 경로가 없습니다)
+    ko: forward(x)는 정확히 decode(encode(x))입니다 (병목을 건너뛰는 경로가 없습니다)
     """
     def run(impl):
         m = impl.autoencoder.ConvAutoEncoder(8)
@@ -59,7 +59,7 @@ def test_forward_is_decode_of_encode(student):
 def test_outputs_are_pixels(student):
     """decode and forward return values in [0, 1], even for large codes
 
-    ko: decode 와 forward 의 출력은 큰 코드에서도 [0, 1] 범위에 있습니다
+    ko: decode와 forward의 출력은 큰 코드에서도 [0, 1] 범위에 있습니다
     """
     def run(impl):
         m = impl.autoencoder.ConvAutoEncoder(8)
@@ -84,7 +84,7 @@ def fail_unless_trained(run, bar: float) -> None:
 def test_training_lowers_heldout_error(student, attach):
     """train_autoencoder returns one finite mean loss per epoch, and training lowers the grader's own held-out error
 
-    ko: train_autoencoder 는 에폭마다 유한한 평균 손실을 돌려주고, 학습 후 채점기가 직접 잰 처음 보는 숫자의 복원 오차가 줄어듭니다
+    ko: train_autoencoder는 에폭마다 유한한 평균 손실을 돌려주고, 학습 후 채점기가 직접 잰 처음 보는 숫자의 복원 오차가 줄어듭니다
     """
     run = training.autoencoder_run(student)
     problem = run.problem or training.losses_problem(run.losses, training.AE.epochs)
@@ -99,7 +99,7 @@ def test_training_lowers_heldout_error(student, attach):
 def test_learns_mnist(student, attach):
     """after the grader's training budget, decode(encode(x)) reconstructs held-out digits better than the average digit
 
-    ko: 채점기의 학습 후 decode(encode(x)) 가 처음 보는 숫자 이미지를 평균 이미지보다 잘 복원합니다
+    ko: 채점기의 학습 후 decode(encode(x))가 처음 보는 숫자 이미지를 평균 이미지보다 잘 복원합니다
     """
     run = training.autoencoder_run(student)
     if run.examples:

@@ -39,7 +39,7 @@ def _layer_run(state, x, memory, norm_first, dropout=0.0, calls=1, **masks):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_layer_matches_pytorch(student, seed, norm_first):
     """DecoderLayer with a causal tgt_mask gives nn.TransformerDecoderLayer's numbers (same weights)
-    ko: 인과 tgt_mask 를 준 DecoderLayer 가 같은 가중치의 nn.TransformerDecoderLayer 와 같은 값을 냅니다"""
+    ko: 인과 tgt_mask를 준 DecoderLayer가 같은 가중치의 nn.TransformerDecoderLayer와 같은 값을 냅니다"""
     gen, x, memory, _, _ = _inputs(seed)
     torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=norm_first, generator=gen)
     causal = layers.causal_mask(T)
@@ -72,7 +72,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
 @pytest.mark.points(0.5)
 def test_layer_with_all_masks(student, seed):
     """DecoderLayer with causal, target-padding and memory-padding masks gives PyTorch's numbers
-    ko: 인과, 타깃 패딩, memory 패딩 마스크를 모두 준 DecoderLayer 가 PyTorch 와 같은 값을 냅니다"""
+    ko: 인과, 타깃 패딩, memory 패딩 마스크를 모두 준 DecoderLayer가 PyTorch와 같은 값을 냅니다"""
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
     torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=False, generator=gen)
     masks = dict(tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
@@ -85,7 +85,7 @@ def test_layer_with_all_masks(student, seed):
 @pytest.mark.points(0.5)
 def test_no_mask_unless_given(student, seed):
     """With tgt_mask=None the layer applies no causal mask (as PyTorch): same numbers as unmasked PyTorch
-    ko: tgt_mask=None 이면 인과 마스크를 적용하지 않습니다 (PyTorch 와 같음)"""
+    ko: tgt_mask=None이면 인과 마스크를 적용하지 않습니다 (PyTorch와 같음)"""
     gen, x, memory, _, _ = _inputs(seed)
     torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=False, generator=gen)
     expected = layers.oracle(torch_layer, x, memory)
@@ -97,7 +97,7 @@ def test_no_mask_unless_given(student, seed):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_stack_matches_pytorch(student, seed, norm_first):
     """Decoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerDecoder's numbers
-    ko: Decoder (2층, Pre-LN 일 때만 마지막 LayerNorm) 가 nn.TransformerDecoder 와 같은 값을 냅니다"""
+    ko: Decoder (2층, Pre-LN 일 때만 마지막 LayerNorm)가 nn.TransformerDecoder와 같은 값을 냅니다"""
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
     stack = layers.torch_stack("decoder", 2, D, H, FF, norm_first=norm_first, generator=gen)
     masks = dict(tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
@@ -118,7 +118,7 @@ def test_stack_matches_pytorch(student, seed, norm_first):
 @pytest.mark.points(0.5)
 def test_causal_leakage(student, seed):
     """With the causal tgt_mask, changing x after position t leaves the outputs up to t unchanged
-    ko: 인과 tgt_mask 를 주면 t 이후의 x 를 바꿔도 t 까지의 출력은 그대로입니다"""
+    ko: 인과 tgt_mask를 주면 t 이후의 x를 바꿔도 t 까지의 출력은 그대로입니다"""
     gen, x, memory, _, _ = _inputs(seed)
     t = 2
     x2 = x.clone()
@@ -136,7 +136,7 @@ def test_causal_leakage(student, seed):
 @pytest.mark.points(0.5)
 def test_memory_padding_invariance(student, seed):
     """Changing padded memory positions leaves the decoder's outputs unchanged
-    ko: memory 의 패딩 위치 값을 바꿔도 디코더 출력은 그대로입니다"""
+    ko: memory의 패딩 위치 값을 바꿔도 디코더 출력은 그대로입니다"""
     gen, x, memory, _, mem_pad = _inputs(seed)
     memory2 = layers.replace_where(memory, mem_pad, gen)
 
@@ -152,7 +152,7 @@ def test_memory_padding_invariance(student, seed):
 @pytest.mark.points(0.5)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes DecoderLayer deterministic and equal to PyTorch's eval output
-    ko: dropout=0.5 라도 eval() 에서는 DecoderLayer 가 결정적이며 PyTorch 의 eval 출력과 같습니다"""
+    ko: dropout=0.5 라도 eval() 에서는 DecoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, memory, _, _ = _inputs(seed)
     torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=False, generator=gen, dropout=0.5)
     expected = layers.oracle(torch_layer, x, memory)

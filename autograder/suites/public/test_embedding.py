@@ -19,7 +19,7 @@ IDS = torch.tensor([[3, 0, 10, 7], [1, 1, 5, 2], [9, 4, 6, 8]])
 def test_lookup_is_scaled_by_sqrt_d_model(student):
     """the output is embedding.weight[token_ids] * sqrt(d_model)
 
-    ko: 출력이 embedding.weight[token_ids] * sqrt(d_model) 과 같습니다
+    ko: 출력이 embedding.weight[token_ids] * sqrt(d_model)과 같습니다
     """
     def run(impl):
         m = impl.embedding.TokenEmbedding(VOCAB, D_MODEL)
@@ -34,7 +34,7 @@ def test_lookup_is_scaled_by_sqrt_d_model(student):
 def test_padding_row_is_zero(student):
     """InputEmbeddings (the alias) passes padding_idx to nn.Embedding: padding ids give zero vectors
 
-    ko: InputEmbeddings(별칭)가 padding_idx 를 nn.Embedding 에 넘겨 패딩 id 는 0 벡터가 됩니다
+    ko: InputEmbeddings(별칭)가 padding_idx를 nn.Embedding에 넘겨 패딩 id는 0 벡터가 됩니다
     """
     def run(impl):
         m = impl.embedding.InputEmbeddings(VOCAB, D_MODEL, padding_idx=1)
@@ -48,7 +48,7 @@ def test_padding_row_is_zero(student):
 def test_bad_sizes_raise_value_error(student):
     """vocab_size < 1 or d_model < 1 raises ValueError naming the argument
 
-    ko: vocab_size < 1 또는 d_model < 1 이면 인자 이름을 밝힌 ValueError 가 납니다
+    ko: vocab_size < 1 또는 d_model < 1이면 인자 이름을 밝힌 ValueError가 납니다
     """
     emb = student.embedding
     expect_raises(lambda: emb.TokenEmbedding(0, 4), what="TokenEmbedding(0, 4)", names=("vocab_size", "vocab"), values=(0,))

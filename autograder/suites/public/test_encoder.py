@@ -36,7 +36,7 @@ def _layer_run(state, x, kpm, norm_first, dropout=0.0):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_layer_matches_pytorch(student, seed, norm_first):
     """EncoderLayer gives nn.TransformerEncoderLayer's numbers (same weights, padding mask)
-    ko: EncoderLayer 가 같은 가중치의 nn.TransformerEncoderLayer 와 같은 값을 냅니다 (패딩 마스크 포함)"""
+    ko: EncoderLayer가 같은 가중치의 nn.TransformerEncoderLayer와 같은 값을 냅니다 (패딩 마스크 포함)"""
     gen, x, kpm = _inputs(seed)
     torch_layer = layers.torch_layer("encoder", D, H, FF, norm_first=norm_first, generator=gen)
     expected = layers.oracle(torch_layer, x, src_key_padding_mask=kpm)
@@ -50,7 +50,7 @@ def test_layer_matches_pytorch(student, seed, norm_first):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_stack_matches_pytorch(student, seed, norm_first):
     """Encoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerEncoder's numbers
-    ko: Encoder (2층, Pre-LN 일 때만 마지막 LayerNorm) 가 nn.TransformerEncoder 와 같은 값을 냅니다"""
+    ko: Encoder (2층, Pre-LN 일 때만 마지막 LayerNorm)가 nn.TransformerEncoder와 같은 값을 냅니다"""
     gen, x, kpm = _inputs(seed)
     stack = layers.torch_stack("encoder", 2, D, H, FF, norm_first=norm_first, generator=gen)
     expected = layers.oracle(stack, x, src_key_padding_mask=kpm)
@@ -89,7 +89,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
 @pytest.mark.points(0.5)
 def test_padding_invariance(student, seed):
     """Changing the padded positions of x leaves the outputs at valid positions unchanged
-    ko: x 의 패딩 위치 값을 바꿔도 유효한 위치의 출력은 그대로입니다"""
+    ko: x의 패딩 위치 값을 바꿔도 유효한 위치의 출력은 그대로입니다"""
     gen, x, kpm = _inputs(seed)
     x2 = layers.replace_where(x, kpm, gen)
 
@@ -105,7 +105,7 @@ def test_padding_invariance(student, seed):
 @pytest.mark.points(1)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes EncoderLayer deterministic and equal to PyTorch's eval output
-    ko: dropout=0.5 라도 eval() 에서는 EncoderLayer 가 결정적이며 PyTorch 의 eval 출력과 같습니다"""
+    ko: dropout=0.5 라도 eval() 에서는 EncoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, _ = _inputs(seed)
     torch_layer = layers.torch_layer("encoder", D, H, FF, norm_first=False, generator=gen, dropout=0.5)
     expected = layers.oracle(torch_layer, x)

@@ -23,7 +23,7 @@ def _formula(x):
 def test_matches_the_formula(student):
     """FFN(x) = max(0, x W1 + b1) W2 + b2 with the loaded weights
 
-    ko: 불러온 가중치로 FFN(x) = max(0, x W1 + b1) W2 + b2 입니다
+    ko: 불러온 가중치로 FFN(x) = max(0, x W1 + b1) W2 + b2입니다
     """
     def run(impl):
         m = impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF)
@@ -38,7 +38,7 @@ def test_matches_the_formula(student):
 def test_layer_shapes(student):
     """linear1 is nn.Linear(d_model, d_ff) and linear2 is nn.Linear(d_ff, d_model)
 
-    ko: linear1 은 nn.Linear(d_model, d_ff), linear2 는 nn.Linear(d_ff, d_model) 입니다
+    ko: linear1은 nn.Linear(d_model, d_ff), linear2는 nn.Linear(d_ff, d_model)입니다
     """
     def run(impl):
         m = impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF)
@@ -77,7 +77,7 @@ def test_dropout_only_in_training(student, seed):
 def test_bad_dropout_raises_value_error(student):
     """a dropout probability outside [0, 1] raises ValueError naming dropout
 
-    ko: [0, 1] 밖의 드롭아웃 확률은 dropout 을 밝힌 ValueError 를 냅니다
+    ko: [0, 1] 밖의 드롭아웃 확률은 dropout을 밝힌 ValueError를 냅니다
     """
     expect_raises(lambda: student.feed_forward.PositionwiseFeedForward(4, 8, dropout=1.5),
                   what="PositionwiseFeedForward(4, 8, dropout=1.5)",

@@ -15,7 +15,7 @@ IDS = torch.tensor([[5, 3, 0, 0], [0, 7, 1, 3]])
 def test_padding_mask_is_true_at_padding(student):
     """make_padding_mask is True exactly where token_ids == pad_id (pad_id 0, then 3)
 
-    ko: make_padding_mask 는 token_ids == pad_id 인 곳에서만 True 입니다 (pad_id 0, 그다음 3)
+    ko: make_padding_mask는 token_ids == pad_id 인 곳에서만 True입니다 (pad_id 0, 그다음 3)
     """
     def run(impl):
         masks = impl.masks
@@ -29,7 +29,7 @@ def test_padding_mask_is_true_at_padding(student):
 def test_causal_mask_blocks_the_future_only(student):
     """make_causal_mask(5) is True strictly above the diagonal (a bool tensor); size 1 blocks nothing
 
-    ko: make_causal_mask(5) 는 대각선 바로 위부터 True 인 bool 텐서이고, 크기 1 은 아무것도 가리지 않습니다
+    ko: make_causal_mask(5)는 대각선 바로 위부터 True 인 bool 텐서이고, 크기 1은 아무것도 가리지 않습니다
     """
     def run(impl):
         masks = impl.masks
@@ -44,7 +44,7 @@ def test_causal_mask_blocks_the_future_only(student):
 def test_masked_softmax_tutorial_example(student):
     """scores [[2.0, 1.0, 0.5, 3.0]] with the last key blocked give [[0.6285, 0.2312, 0.1402, 0.0000]]
 
-    ko: 점수 [[2.0, 1.0, 0.5, 3.0]] 에서 마지막 key 를 가리면 [[0.6285, 0.2312, 0.1402, 0.0000]] 입니다
+    ko: 점수 [[2.0, 1.0, 0.5, 3.0]]에서 마지막 key를 가리면 [[0.6285, 0.2312, 0.1402, 0.0000]]입니다
     """
     scores = torch.tensor([[2.0, 1.0, 0.5, 3.0]])
     mask = torch.tensor([[False, False, False, True]])
@@ -77,7 +77,7 @@ def test_masked_softmax_broadcasts_the_mask(student):
 def test_fully_masked_row_gives_zeros(student):
     """a row whose keys are all blocked gives all-zero weights, never NaN
 
-    ko: 모든 key 가 가려진 행은 NaN 이 아니라 모두 0 인 가중치를 줍니다
+    ko: 모든 key가 가려진 행은 NaN이 아니라 모두 0인 가중치를 줍니다
     """
     scores = torch.tensor([[0.5, -1.0, 2.0, 0.0], [1.0, 2.0, 3.0, 4.0], [0.3, 0.1, -0.2, 0.7]])
     mask = torch.tensor([[False, True, False, False], [True, True, True, True], [False, False, False, False]])
@@ -93,7 +93,7 @@ def test_fully_masked_row_gives_zeros(student):
 def test_combine_masks_shapes_and_values(student):
     """combine_masks gives [1, 1, S_q, S_k], [B, 1, 1, S_k], None, and [B, 1, S_q, S_k] blocking where either blocks
 
-    ko: combine_masks 는 [1, 1, S_q, S_k], [B, 1, 1, S_k], None, 그리고 둘 중 하나라도 가리면 True 인 [B, 1, S_q, S_k] 를 줍니다
+    ko: combine_masks는 [1, 1, S_q, S_k], [B, 1, 1, S_k], None, 그리고 둘 중 하나라도 가리면 True 인 [B, 1, S_q, S_k]를 줍니다
     """
     attn = torch.ones(3, 4, dtype=torch.bool).triu(2)
     kpm = torch.tensor([[False, False, False, True], [False, True, True, True]])
@@ -116,7 +116,7 @@ def test_combine_masks_shapes_and_values(student):
 def test_bad_masks_raise_value_error(student):
     """a mask that does not broadcast, masks that disagree on S_k and a negative size raise ValueError
 
-    ko: 브로드캐스트되지 않는 마스크, S_k 가 다른 두 마스크, 음수 크기는 ValueError 를 냅니다
+    ko: 브로드캐스트되지 않는 마스크, S_k가 다른 두 마스크, 음수 크기는 ValueError를 냅니다
     """
     masks = student.masks
     expect_raises(lambda: masks.masked_softmax(torch.zeros(2, 4), torch.zeros(3, dtype=torch.bool)),

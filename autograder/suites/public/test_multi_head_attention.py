@@ -27,7 +27,7 @@ def _module(impl, dropout=0.0):
 def test_split_and_merge_heads(student):
     """split_heads gives head h the features h*D/H:(h+1)*D/H as [B, H, S, D/H]; merge_heads undoes it
 
-    ko: split_heads 는 헤드 h 에 특징 h*D/H:(h+1)*D/H 를 [B, H, S, D/H] 로 주고, merge_heads 는 이를 되돌립니다
+    ko: split_heads는 헤드 h에 특징 h*D/H:(h+1)*D/H를 [B, H, S, D/H]로 주고, merge_heads는 이를 되돌립니다
     """
     y = torch.randn(2, 3, 5, 2, generator=torch.Generator().manual_seed(9))
 
@@ -44,7 +44,7 @@ def test_split_and_merge_heads(student):
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
 
-    ko: 키 패딩 마스크가 있는 셀프 어텐션: nn.MultiheadAttention 과 같은 출력과 헤드 평균 가중치
+    ko: 키 패딩 마스크가 있는 셀프 어텐션: nn.MultiheadAttention과 같은 출력과 헤드 평균 가중치
     """
     def run(impl):
         return _module(impl)(X, X, X, key_padding_mask=KPM)
@@ -58,7 +58,7 @@ def test_self_attention_matches_pytorch(student):
 def test_cross_attention_per_head_weights_match_pytorch(student):
     """cross-attention (S_q != S_k) with attn_mask and average_attn_weights=False matches nn.MultiheadAttention
 
-    ko: attn_mask 와 average_attn_weights=False 를 쓴 크로스 어텐션(S_q != S_k)이 nn.MultiheadAttention 과 같습니다
+    ko: attn_mask와 average_attn_weights=False를 쓴 크로스 어텐션(S_q != S_k)이 nn.MultiheadAttention과 같습니다
     """
     attn_mask = torch.ones(5, 4, dtype=torch.bool).triu(1)
 
@@ -91,7 +91,7 @@ def test_swapping_two_examples_swaps_their_outputs(student):
 def test_named_projections(student):
     """the module has q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads and head_dim
 
-    ko: 모듈에 q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads, head_dim 이 있습니다
+    ko: 모듈에 q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads, head_dim이 있습니다
     """
     def run(impl):
         m = impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS)
@@ -107,7 +107,7 @@ def test_named_projections(student):
 def test_padded_keys_do_not_matter(student):
     """changing the keys and values at padded positions leaves the output unchanged
 
-    ko: 패딩 위치의 key 와 value 를 바꿔도 출력이 그대로입니다
+    ko: 패딩 위치의 key와 value를 바꿔도 출력이 그대로입니다
     """
     noise = torch.randn(2, 5, D_MODEL, generator=torch.Generator().manual_seed(10)) * KPM[..., None]
 
@@ -123,7 +123,7 @@ def test_padded_keys_do_not_matter(student):
 def test_causal_mask_hides_the_future(student):
     """with a causal attn_mask, changing tokens after position t leaves the outputs up to t unchanged
 
-    ko: 인과 attn_mask 가 있으면 위치 t 뒤의 토큰을 바꿔도 t 까지의 출력은 그대로입니다
+    ko: 인과 attn_mask가 있으면 위치 t 뒤의 토큰을 바꿔도 t 까지의 출력은 그대로입니다
     """
     causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
     changed = X.clone()
@@ -141,7 +141,7 @@ def test_causal_mask_hides_the_future(student):
 def test_eval_mode_is_deterministic(student):
     """with dropout=0.5 and model.eval(), two calls give the same numbers as nn.MultiheadAttention
 
-    ko: dropout=0.5 에서 model.eval() 이면 두 번 호출해도 nn.MultiheadAttention 과 같은 값이 나옵니다
+    ko: dropout=0.5에서 model.eval()이면 두 번 호출해도 nn.MultiheadAttention과 같은 값이 나옵니다
     """
     def run(impl):
         m = _module(impl, dropout=0.5)
@@ -155,7 +155,7 @@ def test_eval_mode_is_deterministic(student):
 def test_bad_arguments_raise_value_error(student):
     """d_model not divisible by num_heads, or a key_padding_mask of the wrong shape, raise ValueError
 
-    ko: d_model 이 num_heads 로 나누어지지 않거나 key_padding_mask 모양이 틀리면 ValueError 가 납니다
+    ko: d_model이 num_heads로 나누어지지 않거나 key_padding_mask 모양이 틀리면 ValueError가 납니다
     """
     mha = student.multi_head_attention
     expect_raises(lambda: mha.MultiHeadAttention(10, 4), what="MultiHeadAttention(10, 4)",

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.exercise("positional_encoding")
 def test_table_matches_the_formula(student):
     """sinusoidal_table(50, 16): PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)
 
-    ko: sinusoidal_table(50, 16) 이 PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...) 와 같습니다
+    ko: sinusoidal_table(50, 16)이 PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)와 같습니다
     """
     def run(impl):
         return impl.positional_encoding.sinusoidal_table(50, 16)
@@ -26,7 +26,7 @@ def test_table_matches_the_formula(student):
 def test_odd_d_model_raises_value_error(student):
     """an odd d_model raises ValueError naming d_model
 
-    ko: 홀수 d_model 은 d_model 을 밝힌 ValueError 를 냅니다
+    ko: 홀수 d_model은 d_model을 밝힌 ValueError를 냅니다
     """
     pe = student.positional_encoding
     expect_raises(lambda: pe.sinusoidal_table(10, 7), what="sinusoidal_table(10, 7)", names=("d_model",), values=(7,))
@@ -37,7 +37,7 @@ def test_odd_d_model_raises_value_error(student):
 def test_forward_adds_the_first_s_rows(student):
     """forward(x) = x + PE[:S] for batch-first x [B, S, d_model]; eval mode disables dropout
 
-    ko: 배치 우선 x [B, S, d_model] 에 대해 forward(x) = x + PE[:S]; eval 모드에서는 드롭아웃이 꺼집니다
+    ko: 배치 우선 x [B, S, d_model]에 대해 forward(x) = x + PE[:S]; eval 모드에서는 드롭아웃이 꺼집니다
     """
     x = torch.randn(3, 7, 12, generator=torch.Generator().manual_seed(2))
 
@@ -54,7 +54,7 @@ def test_forward_adds_the_first_s_rows(student):
 def test_pe_is_a_persistent_buffer(student):
     """pe is a persistent buffer [1, max_len, d_model]: in state_dict(), not a parameter, follows .double()
 
-    ko: pe 는 [1, max_len, d_model] persistent buffer 입니다: state_dict() 에 있고, parameter 가 아니며, .double() 을 따릅니다
+    ko: pe는 [1, max_len, d_model] persistent buffer입니다: state_dict()에 있고, parameter가 아니며, .double()을 따릅니다
     """
     def run(impl):
         m = impl.positional_encoding.PositionalEncoding(8, max_len=20)
@@ -72,7 +72,7 @@ def test_pe_is_a_persistent_buffer(student):
 def test_too_long_sequence_raises_value_error(student):
     """a sequence longer than max_len raises ValueError
 
-    ko: max_len 보다 긴 시퀀스는 ValueError 를 냅니다
+    ko: max_len보다 긴 시퀀스는 ValueError를 냅니다
     """
     m = student.positional_encoding.PositionalEncoding(4, max_len=5)
     expect_raises(lambda: m(torch.zeros(2, 6, 4)), what="PositionalEncoding(4, max_len=5)(x with S=6)",

@@ -15,7 +15,7 @@ X = torch.randn(2, 3, 6, 8, generator=torch.Generator().manual_seed(13))
 def test_angles_match_the_formula(student):
     """rope_angles(8, 10) = (cos, sin) of pos * 10000^(-2i/8), each [10, 4]
 
-    ko: rope_angles(8, 10) 은 pos * 10000^(-2i/8) 의 (cos, sin) 이고 각각 [10, 4] 입니다
+    ko: rope_angles(8, 10)은 pos * 10000^(-2i/8)의 (cos, sin)이고 각각 [10, 4]입니다
     """
     def run(impl):
         return impl.rope.rope_angles(8, 10)
@@ -27,7 +27,7 @@ def test_angles_match_the_formula(student):
 def test_rotation_matches_the_formula(student):
     """each pair (x[2i], x[2i+1]) at position pos turns counter-clockwise by pos * 10000^(-2i/head_dim)
 
-    ko: 위치 pos 의 각 쌍 (x[2i], x[2i+1]) 이 pos * 10000^(-2i/head_dim) 만큼 반시계 방향으로 회전합니다
+    ko: 위치 pos의 각 쌍 (x[2i], x[2i+1])이 pos * 10000^(-2i/head_dim)만큼 반시계 방향으로 회전합니다
     """
     def run(impl):
         return impl.rope.apply_rope(X)
@@ -39,7 +39,7 @@ def test_rotation_matches_the_formula(student):
 def test_norms_kept_and_scores_relative(student):
     """rotation keeps every vector's norm, and q·k depends only on the distance of their positions
 
-    ko: 회전은 벡터의 길이를 바꾸지 않고, q·k 는 두 위치의 차이에만 의존합니다
+    ko: 회전은 벡터의 길이를 바꾸지 않고, q·k는 두 위치의 차이에만 의존합니다
     """
     q, k = X[:1, :1, :1], X[:1, :1, 1:2]
 
@@ -58,7 +58,7 @@ def test_norms_kept_and_scores_relative(student):
 def test_odd_head_dim_raises_value_error(student):
     """an odd head_dim raises ValueError naming head_dim
 
-    ko: 홀수 head_dim 은 head_dim 을 밝힌 ValueError 를 냅니다
+    ko: 홀수 head_dim은 head_dim을 밝힌 ValueError를 냅니다
     """
     rope = student.rope
     expect_raises(lambda: rope.apply_rope(torch.zeros(1, 1, 3, 5)), what="apply_rope(x[1, 1, 3, 5])",

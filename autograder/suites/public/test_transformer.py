@@ -39,7 +39,7 @@ def _data(seed):
 @pytest.mark.points(0.5)
 def test_shapes(student, seed):
     """encode, decode and forward return [B, S, d_model], [B, T, d_model] and [B, T, tgt_vocab_size]
-    ko: encode, decode, forward 가 [B, S, d_model], [B, T, d_model], [B, T, tgt_vocab_size] 를 돌려줍니다"""
+    ko: encode, decode, forward가 [B, S, d_model], [B, T, d_model], [B, T, tgt_vocab_size]를 돌려줍니다"""
     _, src, tgt = _data(seed)
 
     def run(impl):
@@ -54,7 +54,7 @@ def test_shapes(student, seed):
 @pytest.mark.points(1)
 def test_causal_leakage(student, seed):
     """forward builds the causal mask: changing target tokens after t leaves the logits up to t unchanged
-    ko: forward 가 인과 마스크를 만듭니다: t 이후의 타깃 토큰을 바꿔도 t 까지의 로짓은 그대로입니다"""
+    ko: forward가 인과 마스크를 만듭니다: t 이후의 타깃 토큰을 바꿔도 t 까지의 로짓은 그대로입니다"""
     gen, src, tgt = _data(seed)
     t = 1
     tgt2 = tgt.clone()
@@ -71,7 +71,7 @@ def test_causal_leakage(student, seed):
 @pytest.mark.points(1)
 def test_source_padding_invariance(student, seed):
     """encode and forward build the source padding mask: extra padding on the source changes nothing
-    ko: encode 와 forward 가 소스 패딩 마스크를 만듭니다: 소스에 패딩을 더 붙여도 결과가 같습니다"""
+    ko: encode와 forward가 소스 패딩 마스크를 만듭니다: 소스에 패딩을 더 붙여도 결과가 같습니다"""
     _, src, tgt = _data(seed)
     longer = torch.cat([src, torch.full((B, 3), PAD)], dim=1)
     valid = layers.valid_positions(src == PAD)
@@ -104,7 +104,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
 @pytest.mark.points(0.5)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.3, forward in eval() mode gives the same logits twice
-    ko: dropout=0.3 이라도 eval() 모드의 forward 는 두 번 같은 로짓을 냅니다"""
+    ko: dropout=0.3 이라도 eval() 모드의 forward는 두 번 같은 로짓을 냅니다"""
     _, src, tgt = _data(seed)
 
     def run(impl):
@@ -118,7 +118,7 @@ def test_eval_is_deterministic(student, seed):
 @pytest.mark.points(1)
 def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
     """greedy_decode of a model that always predicts token 5 gives [BOS, 5, 5, ...] of length max_len
-    ko: 항상 토큰 5 를 예측하는 모델의 greedy_decode 는 길이 max_len 의 [BOS, 5, 5, ...] 입니다"""
+    ko: 항상 토큰 5를 예측하는 모델의 greedy_decode는 길이 max_len의 [BOS, 5, 5, ...]입니다"""
     _, src, _ = _data(seed)
 
     def run(impl):
@@ -135,7 +135,7 @@ def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
 @pytest.mark.points(0.5)
 def test_greedy_stops_when_all_rows_end(student, seed):
     """greedy_decode stops as soon as every row has produced EOS: [BOS, EOS] for a model that predicts EOS
-    ko: 모든 행이 EOS 를 내면 greedy_decode 가 바로 멈춥니다: EOS 만 예측하는 모델은 [BOS, EOS]"""
+    ko: 모든 행이 EOS를 내면 greedy_decode가 바로 멈춥니다: EOS만 예측하는 모델은 [BOS, EOS]"""
     _, src, _ = _data(seed)
 
     def run(impl):
@@ -164,7 +164,7 @@ def _verify_greedy(got, src_len=S):
 @pytest.mark.points(1)
 def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
     """greedy_decode picks forward's argmax at every step; rows that produced EOS are padded afterwards
-    ko: greedy_decode 는 매 단계 forward 의 argmax 를 고르고, EOS 를 낸 행은 그 뒤를 패딩으로 채웁니다"""
+    ko: greedy_decode는 매 단계 forward의 argmax를 고르고, EOS를 낸 행은 그 뒤를 패딩으로 채웁니다"""
     _, src, _ = _data(seed)
     never = V_TGT - 1
 
@@ -183,7 +183,7 @@ def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
 @pytest.mark.points(0.5)
 def test_greedy_max_len_edges(student, seed):
     """greedy_decode with max_len=1 returns the BOS column; max_len=0 raises ValueError
-    ko: max_len=1 이면 BOS 열만 돌려주고, max_len=0 이면 ValueError 를 냅니다"""
+    ko: max_len=1이면 BOS 열만 돌려주고, max_len=0이면 ValueError를 냅니다"""
     _, src, _ = _data(seed)
 
     def run(impl):
@@ -200,7 +200,7 @@ def test_greedy_max_len_edges(student, seed):
 @pytest.mark.points(0.5)
 def test_greedy_leaves_mode_alone(student, seed):
     """greedy_decode leaves the model in training mode after model.train() and in eval mode after model.eval()
-    ko: greedy_decode 는 train()/eval() 모드를 바꾸지 않습니다"""
+    ko: greedy_decode는 train()/eval() 모드를 바꾸지 않습니다"""
     _, src, _ = _data(seed)
 
     def run(impl):
