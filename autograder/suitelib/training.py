@@ -142,14 +142,15 @@ def run_seed(value: int | None = None) -> int:
 
 @contextlib.contextmanager
 def fresh_process(impl):
-    """A new child for the same submission (trusted local implementations are reused as is)."""
+    """A new child for the same submission whose deaths and time count against the same
+    exercise (:meth:`autograder.remote.RemoteImpl.sibling`); trusted local implementations are
+    reused as is."""
     from autograder.remote import RemoteImpl
 
     if not isinstance(impl, RemoteImpl):
         yield impl
         return
-    other = RemoteImpl(impl.submission, impl.limits, label=impl.label)
-    other.deadline = impl.deadline
+    other = impl.sibling()
     try:
         yield other
     finally:
