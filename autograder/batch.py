@@ -4,7 +4,7 @@
 a pool of worker processes, and reports each finished one to
 ``on_result(student_id, path, results_or_error)`` in this process, in the order they finish;
 it never stops on a bad submission. Each worker is long-lived: it imports torch (and the
-kit's reference solutions) once and keeps one warm zygote (:mod:`autograder.zygote`) that
+kit's reference solutions) once and keeps one warm zygote (:mod:`autograder.sandbox.zygote_parent`) that
 forks a fresh sandboxed child per submission.
 
 A ``rich`` progress bar with an ETA goes to stderr. Ctrl-C stops the batch at once: nothing
@@ -114,12 +114,12 @@ def _report(on_result: Callable, sid: str, path: Path, result) -> None:
 
 
 def _init_worker(tmp_root: str) -> None:
-    from autograder import zygote
+    from autograder.sandbox import zygote_parent  # here: a worker's first act is starting its zygote
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     _exit_with_parent(os.getppid())
     tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
-    zygote.prestart()  # its import of torch overlaps this worker's own
+    zygote_parent.prestart()  # its import of torch overlaps this worker's own
 
 
 def _exit_with_parent(parent: int, every: float = 0.5) -> None:

@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from autograder.comparison import Mismatch, compare, distance
+
 
 @dataclass(frozen=True)
 class Known:
@@ -240,16 +242,14 @@ def name(got: Any, variants: Mapping[str, Callable[[], Any] | When], *, atol: fl
          valid=None) -> Known | None:
     """The known mistake whose output (``variants[id]()``) the student's ``got`` matches.
 
-    A variant matches when :func:`autograder.testing.compare` accepts ``got`` against it with
+    A variant matches when :func:`autograder.comparison.compare` accepts ``got`` against it with
     the test's tolerances (dtype not checked, NaN equal to NaN), or, for a :class:`When`, when
-    its test accepts ``got``; of several, the closest by :func:`autograder.testing.distance`
+    its test accepts ``got``; of several, the closest by :func:`autograder.comparison.distance`
     wins (the first on ties). A variant that raises is skipped. None when nothing matches.
 
     Raises:
         KeyError: a variant id that :data:`KNOWN` lacks (a suite bug, caught by the kit's tests).
     """
-    from autograder.testing import Mismatch, compare, distance
-
     best, best_dist = None, math.inf
     for mistake_id, make in variants.items():
         known = KNOWN[mistake_id]

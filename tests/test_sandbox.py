@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, sandbox, zygote
+from autograder import batch, sandbox
+from autograder.sandbox import zygote_parent
 from autograder.commands import doctor
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
@@ -87,7 +88,7 @@ def test_the_child_sees_no_kit_no_network_and_writes_only_its_scratch(toy):
     assert sandbox.hidden_paths() and facts["hidden_seen"] == []
     assert facts["writable"] == [] and facts["cwd_writable"]
     assert not facts["network"].startswith("connected")
-    assert facts["uid"] == box["uid"] >= zygote.UID_BASE and facts["no_new_privs"] == "1"
+    assert facts["uid"] == box["uid"] >= zygote_parent.UID_BASE and facts["no_new_privs"] == "1"
     assert facts["pid"] == 2 and facts["processes_visible"] == 2  # its init and itself
     assert facts["rlimits"]["RLIMIT_DATA"] == 3 * 1024**3 and facts["rlimits"]["RLIMIT_NPROC"] == 32
 
@@ -159,7 +160,7 @@ def test_the_spawn_launcher_degrades_loudly(tmp_path, monkeypatch):
 
 
 def test_this_machine_allows_the_namespaces():
-    assert zygote.probe_namespaces() == {"namespaces": True, "error": ""}
+    assert zygote_parent.probe_namespaces() == {"namespaces": True, "error": ""}
     assert sandbox.protection_warning() is None
 
 

@@ -1,6 +1,6 @@
 """Confining one child process on Linux: namespaces, a minimal file-system view, privilege drop.
 
-Runs inside the zygote's forked processes (see :mod:`.zygote`), so it imports only the
+Runs inside the zygote's forked processes (see :mod:`.zygote_child`), so it imports only the
 standard library. The calls are the kernel's own (``unshare(2)``, ``mount(2)``,
 ``pivot_root(2)``, ``prctl(2)`` through :mod:`ctypes`; Python 3.11 has no ``os.unshare``),
 the same mechanism bubblewrap and ``unshare(1)`` use.

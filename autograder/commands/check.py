@@ -29,9 +29,9 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
 
     Exits 0 only when every checked test passes.
     """
-    from autograder import zygote
+    from autograder.sandbox import zygote_parent
 
-    zygote.prestart()  # the sandbox's import of torch overlaps ours
+    zygote_parent.prestart()  # the sandbox's import of torch overlaps ours
     from autograder import grading, i18n, paths
     from autograder.commands import prepare_run
     from autograder.console import print_results

@@ -64,9 +64,9 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     OUT/grades.csv, OUT/summary.html and the gradebook.
     """
     if workers == 1:
-        from autograder import zygote
+        from autograder.sandbox import zygote_parent
 
-        zygote.prestart()  # grading happens in this process: overlap the sandbox's torch import
+        zygote_parent.prestart()  # grading happens in this process: overlap the sandbox's torch import
     from autograder import batch
     from autograder.commands import prepare_run
 

@@ -1,6 +1,6 @@
 """The zygote: imports torch once, then forks one sandboxed child per request.
 
-Started by :mod:`autograder.zygote` (the parent side) as ``python -I -c <bootstrap>`` with a
+Started by :mod:`autograder.sandbox.zygote_parent` (the parent side) as ``python -I -c <bootstrap>`` with a
 copy of this package and a scrubbed environment; it never imports the kit itself, so its
 memory (which every child inherits) holds torch, safetensors and this package only: no
 reference solution, no test, no result.

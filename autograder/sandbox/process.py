@@ -1,30 +1,8 @@
-"""Starting, talking to and killing the child process that runs student code.
+"""The child process that runs student code: starting it, its pipes, its deadlines, killing it.
 
-The parent side of the trust boundary. :class:`ChildProcess` owns one child: it copies the
-submission's ``.py`` files into a fresh scratch directory, has a child started on them and
-exchanges :mod:`autograder.child.wire` messages over a private pipe pair. Every wait has a
-deadline; while waiting, the child's stdout/stderr is drained into a bounded buffer so a flood
-can neither block nor exhaust the parent.
-
-Two launchers (:func:`launcher`):
-
-``zygote`` (Linux, the default there)
-    A per-process fork server (:mod:`autograder.zygote`) that imported torch once forks the
-    child, which then enters new mount/PID/network/IPC/UTS namespaces, pivots into a private
-    root (system and Python directories read-only, the submission read-only, a size-capped
-    ``tmpfs`` as the only writable place), drops to an unprivileged uid of its own when run as
-    root, and applies its rlimits (see :mod:`autograder.child.jail`). Start-up costs a fork,
-    not an ``import torch``. Killing it ends its PID namespace: nothing it started survives.
-``spawn`` (elsewhere, or ``TKIT_SANDBOX=spawn``)
-    ``python -I -c <bootstrap>`` in its own process group with rlimits only (the protections
-    this platform lacks are reported by ``tkit doctor`` and :func:`protection_warning`).
-
-Limits are rlimits applied by the child to itself before any student code runs: memory
-(``RLIMIT_DATA``, and ``RLIMIT_AS`` set to the address space mapped once torch is loaded, about
-3.3 GB for a CUDA build, plus ``memory_bytes``: unlike ``RLIMIT_DATA`` it counts shared anonymous
-memory; see :func:`autograder.child.runner.cap_memory`), CPU seconds, file size, processes,
-open files; plus the parent's wall-clock deadline on every request, its writes included (a
-child that stops reading is killed when the deadline passes).
+:class:`ChildProcess` (see :mod:`autograder.sandbox` for the launchers and limits) starts a
+child with :class:`SpawnedChild` or the zygote's :class:`~autograder.sandbox.zygote_parent.ForkedChild`
+and exchanges :mod:`autograder.child.wire` messages with it.
 """
 
 from __future__ import annotations
@@ -38,61 +16,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autograder.child import wire
-from autograder.limits import MODULE_MAX_BYTES
+from autograder.sandbox import zygote_parent
+from autograder.sandbox.policy import CHILD_PACKAGE, Limits, clean_env, copy_submission, launcher
 
-CHILD_PACKAGE = Path(__file__).resolve().parent / "child"
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "import _tkit_child.runner as r; r.main(sys.argv[2:])"
 )
 MAX_OUTPUT_KEEP = 16 * 1024          # bytes of child output kept per call (head + tail)
 MAX_OUTPUT_FLOOD = 64 * 1024 * 1024  # bytes in one call before the child is killed
-LAUNCHERS = ("zygote", "spawn")
-
-
-@dataclass
-class Limits:
-    """Resource limits of one child. Times in seconds, sizes in bytes."""
-
-    call_timeout: float = 5.0         # wall time of one request (a forward, a function call): a hang fails fast
-    startup_timeout: float = 60.0     # wall time to start the child and answer hello
-    memory_bytes: int = 6 * 1024**3   # RLIMIT_DATA (heap; torch itself needs ~1 GB), and RLIMIT_AS's room above torch
-    cpu_seconds: int = 900            # RLIMIT_CPU for the child's whole life
-    file_bytes: int = 64 * 1024**2    # RLIMIT_FSIZE: largest file the child may write
-    open_files: int = 256             # RLIMIT_NOFILE
-    nproc: int = 64                   # RLIMIT_NPROC: processes and threads (a private uid's, when root)
-    work_bytes: int = 256 * 1024**2   # size of the writable tmpfs (zygote launcher with namespaces)
-
-    def child_view(self) -> dict:
-        """The limits the child applies to itself."""
-        data = asdict(self)
-        return {k: data[k] for k in ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "nproc")}
-
-
-def launcher() -> str:
-    """``TKIT_SANDBOX`` (``zygote`` or ``spawn``), else ``zygote`` on Linux, ``spawn`` elsewhere.
-    Raises ValueError for another value."""
-    choice = os.environ.get("TKIT_SANDBOX", "").strip().lower()
-    if choice and choice not in LAUNCHERS:
-        raise ValueError(f"TKIT_SANDBOX must be one of {', '.join(LAUNCHERS)}, got {choice!r}")
-    if choice:
-        return choice
-    return "zygote" if sys.platform.startswith("linux") and hasattr(os, "pidfd_open") else "spawn"
-
-
-def hidden_paths() -> list[str]:
-    """Host paths a child must never see: the kit package (suites, hidden tests), the reference
-    solutions, the kit's own tests and its git history."""
-    from autograder import paths
-
-    root = paths.kit_root()
-    candidates = [paths.PACKAGE_DIR, paths.solutions_dir(), root / ".git", root / "tests"]
-    found = {Path(p).resolve() for p in candidates if p is not None and Path(p).exists()}
-    return sorted(str(p) for p in found if not any(q in p.parents for q in found))  # nested: hidden with its parent
 
 
 class ChildDied(Exception):
@@ -135,46 +70,6 @@ class OutputBuffer:
             middle = f"\n... [{self.total - shown} bytes of output omitted] ...\n"
         return (bytes(self.head).decode("utf-8", "replace") + middle
                 + bytes(self.tail).decode("utf-8", "replace"))
-
-
-def clean_env(scratch: Path) -> dict:
-    """The child's whole environment: nothing of the parent's but PATH and the locale."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(scratch),
-        "TMPDIR": str(scratch),
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONIOENCODING": "utf-8",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "CUDA_VISIBLE_DEVICES": os.environ.get("TKIT_CHILD_CUDA", ""),
-    }
-    return env
-
-
-MAX_MODULE_BYTES = MODULE_MAX_BYTES  # a student's module is code (a few KB), not data (e.g. MNIST in base85)
-
-
-def submission_files(folder: Path, suffixes: tuple[str, ...] = (".py",)) -> list[Path]:
-    """The top-level regular files of a submission folder with these suffixes, sorted: never a
-    symlink (it could point anywhere on the host), never a subfolder's file."""
-    return [entry for entry in sorted(Path(folder).iterdir())
-            if entry.suffix in suffixes and not entry.is_symlink() and entry.is_file()]
-
-
-def copy_submission(src: Path, dest: Path, max_bytes: int = MAX_MODULE_BYTES) -> None:
-    """Copy the submission's modules (see :func:`submission_files`) into ``dest``. A module
-    larger than ``max_bytes`` is replaced by one whose import fails with a message saying so."""
-    dest.mkdir(parents=True)
-    for entry in submission_files(src):
-        size = entry.stat().st_size
-        if size <= max_bytes:
-            shutil.copyfile(entry, dest / entry.name)
-        else:
-            message = (f"{entry.name} is {size // 1024} KB; the grader accepts modules of at most "
-                       f"{max_bytes // 1024} KB ({entry.name} 파일이 너무 큽니다: 최대 {max_bytes // 1024} KB)")
-            (dest / entry.name).write_text(f"raise ImportError({message!r})\n", encoding="utf-8")
 
 
 class SpawnedChild:
@@ -239,10 +134,8 @@ class ChildProcess:
         self._out_fd, out_w = os.pipe()
         try:
             if self.launcher == "zygote":
-                from autograder import zygote
-
                 (self.scratch / "root").mkdir()
-                self.proc = zygote.ForkedChild(self.scratch, self.submission, work, self.limits,
+                self.proc = zygote_parent.ForkedChild(self.scratch, self.submission, work, self.limits,
                                                req_r, resp_w, out_w)
             else:
                 self.proc = SpawnedChild(self.scratch, self.submission, work, self.limits, req_r, resp_w, out_w)
@@ -406,29 +299,3 @@ class ChildProcess:
             hint = " (probably out of memory or CPU time)" if name in ("SIGKILL", "SIGXCPU", "SIGSEGV") else ""
             return f"was killed by {name}{hint}"
         return f"exited with code {code}"
-
-
-def protection_warning() -> str | None:
-    """A loud, student-data-protecting warning when children run with fewer protections than
-    the kit's full sandbox (no namespaces: the child sees the host's files and network), else
-    None. Cheap: forks one throw-away process on Linux."""
-    try:
-        chosen = launcher()
-    except ValueError as exc:
-        return str(exc)
-    if chosen == "spawn":
-        return ("WARNING: submissions run without the namespace sandbox on this platform "
-                f"({sys.platform}, TKIT_SANDBOX={os.environ.get('TKIT_SANDBOX', '')!r}): only rlimits, a "
-                "scratch directory and a scrubbed environment protect this machine; a submission can "
-                "read files your user can read and open network connections. See `tkit doctor`.")
-    from autograder import zygote
-
-    probe = zygote.probe_namespaces()
-    if not probe["namespaces"]:
-        return ("WARNING: the kernel refused the sandbox's namespaces "
-                f"({probe['error']}); submissions run with rlimits"
-                + (" and a private uid" if os.geteuid() == 0 else "")
-                + " only: they can see the host's files (solutions/ included, where readable) and the "
-                "network. Run as root, or enable unprivileged user namespaces "
-                "(sysctl kernel.unprivileged_userns_clone=1). See `tkit doctor`.")
-    return None

@@ -1,6 +1,6 @@
 """The parent side of the fork server: one warm zygote per grading process.
 
-:func:`get` starts (once per process, again if it died) a zygote, :mod:`autograder.child.zygote`,
+:func:`get` starts (once per process, again if it died) a zygote, :mod:`autograder.child.zygote_child`,
 that imports torch and safetensors and nothing of the kit, then forks a sandboxed child per
 :class:`ForkedChild`. A child therefore starts in milliseconds instead of the seconds
 ``import torch`` takes, and inherits nothing but torch from its parent's memory.
@@ -28,11 +28,12 @@ import time
 from pathlib import Path
 
 from autograder.child import jail
-from autograder.child.zygote import STATUS_EXIT, STATUS_START
+from autograder.child.zygote_child import STATUS_EXIT, STATUS_START
+from autograder.sandbox.policy import CHILD_PACKAGE, clean_env, hidden_paths, launcher
 
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "import _tkit_child.zygote as z; z.main(sys.argv[2:])"
+    "import _tkit_child.zygote_child as z; z.main(sys.argv[2:])"
 )
 UID_BASE = int(os.environ.get("TKIT_SANDBOX_UID_BASE", "2000000"))  # child uid = base + supervisor pid
 MAX_REPLY = 1 << 16
@@ -47,8 +48,6 @@ class Zygote:
     ``import torch``; ``spawn`` forks one supervised child."""
 
     def __init__(self, startup_timeout: float = 120.0):
-        from autograder.sandbox import CHILD_PACKAGE, clean_env
-
         self.runtime = Path(tempfile.mkdtemp(prefix="tkit-zygote-"))
         package = self.runtime / "_tkit_runtime" / "_tkit_child"
         shutil.copytree(CHILD_PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -142,8 +141,6 @@ def prestart() -> None:
 
     Does nothing where the zygote launcher is not used (``TKIT_SANDBOX=spawn``, not Linux)
     or when starting fails: the first child then reports the problem."""
-    from autograder.sandbox import launcher
-
     try:
         if launcher() == "zygote":
             get()
@@ -175,15 +172,13 @@ def _pidfd_kill(pidfd: int | None) -> None:
 class ForkedChild:
     """A child forked by the zygote: ``pid`` (in our PID namespace), ``uid``, ``namespaces``.
 
-    The same interface as :class:`autograder.sandbox.SpawnedChild`: ``poll()``,
+    The same interface as :class:`autograder.sandbox.process.SpawnedChild`: ``poll()``,
     ``wait(timeout)`` (exit code, negative for a signal; raises subprocess.TimeoutExpired),
     ``kill()``, ``release()``.
     """
 
     def __init__(self, scratch: Path, submission: Path, work: Path, limits, req_r: int, resp_w: int,
                  out_w: int):
-        from autograder.sandbox import clean_env, hidden_paths
-
         spec = {"submission": str(submission), "work": str(work), "root": str(scratch / "root"),
                 "limits": limits.child_view(), "work_bytes": limits.work_bytes, "hidden": hidden_paths(),
                 "uid_base": UID_BASE, "env": clean_env(scratch)}
