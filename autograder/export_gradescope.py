@@ -28,7 +28,8 @@ from pathlib import Path
 
 import click
 
-from autograder import paths
+from autograder import exercises, paths
+from autograder.textfiles import write_json_atomic
 
 DEFAULT_ROOT = "/autograder"
 # What of the instructor kit goes into the zip's kit/ folder (relative to the kit root).
@@ -60,8 +61,6 @@ def render_scripts(names=None, *, pip_args: str = DEFAULT_PIP_ARGS) -> dict[str,
     """``{script name: text}`` of ``setup.sh`` and ``run_autograder`` (jinja2 templates in
     ``templates/gradescope/``). ``names``: the exercises to grade (default: all)."""
     import jinja2
-
-    from autograder import exercises
 
     selected = list(names) if names else []
     for name in selected:
@@ -124,7 +123,7 @@ def mnist_files(names=None) -> list[Path]:
     """
     if names and "autoencoder" not in names:
         return []
-    from autograder import mnist
+    from autograder import mnist  # imports torch: only when the autoencoder is exported
 
     files = []
     for split in mnist.available_splits():
@@ -159,8 +158,7 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
     be graded at all (bad zip, unreadable notebook) still gets a results.json: zero points and
     the reason. Returns the results written.
     """
-    from autograder import exercises, grading
-    from autograder.textfiles import write_json_atomic
+    from autograder import grading  # here: building the autograder zip imports no torch
 
     root = Path(root)
     results_path = root / "results" / "results.json"

@@ -23,7 +23,12 @@ import sqlite3
 import time
 from pathlib import Path
 
-from autograder import __version__, exercises
+from autograder import __version__, exercises, not_graded
+from autograder.limits import SUBMISSION_INTAKE_MAX_BYTES
+from autograder.sandbox import submission_files
+from autograder.textfiles import write_text_atomic
+from autograder.untrusted import csv_text
+
 
 SCHEMA_VERSION = "1"
 SCHEMA = """
@@ -77,9 +82,6 @@ def content_hash(path: Path) -> str:
     instead of their bytes. Grading refuses such a submission anyway (a clear error for that
     student); ``--resume`` regrades it when one of those changes.
     """
-    from autograder.limits import SUBMISSION_INTAKE_MAX_BYTES
-    from autograder.sandbox import submission_files
-
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"submission {path} does not exist")
@@ -208,8 +210,6 @@ class Gradebook:
         """The header and rows of grades.csv: student id, each exercise's score, total, and
         ``not_graded`` (the exercises the grader could not judge, space-separated). Score cells
         stay numeric: an exercise not graded (or not selected) is an empty cell."""
-        from autograder import not_graded
-
         names = [n for n in exercises.NAMES]
         header = ["student_id", *names, "total", "not_graded"]
         rows = []
@@ -226,9 +226,6 @@ class Gradebook:
         cell a spreadsheet would run as a formula (a student id such as ``=HYPERLINK(...)``) is
         prefixed with ``'`` and a cell holding a line break is quoted
         (:func:`autograder.untrusted.csv_text`); score cells stay numbers."""
-        from autograder.textfiles import write_text_atomic
-        from autograder.untrusted import csv_text
-
         header, rows = self.grade_rows()
         write_text_atomic(Path(out), csv_text([header, *rows]))
         return Path(out)

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from autograder import exercises, limits, paths
+from autograder import exercises, limits, notebooks, paths
 from autograder.plugin import SESSION_KEY, write_json_atomic
 from autograder.sandbox import submission_files
 from autograder.untrusted import shown
@@ -234,8 +234,6 @@ def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
 
 
 def _convert_notebook(nb_path: Path, out: Path, notes: list[str] | None = None) -> None:
-    from autograder import notebooks
-
     try:
         converted = notebooks.convert(nb_path)
     except notebooks.NotebookError as exc:

@@ -26,7 +26,9 @@ from typing import Any, Callable
 
 import torch
 
-from autograder import exercises, paths
+from autograder import exercises, paths, variants
+from autograder.remote import RemoteImpl
+from autograder.sandbox import copy_submission
 
 OWN = "own"                # the composite's own code differs from the reference's on this input
 COMPONENTS = "components"  # the composite's own code gives the reference's output: a component is wrong
@@ -64,9 +66,6 @@ class Hybrids:
         return self._impls[keep]
 
     def _start(self, student, keep: tuple[str, ...]):
-        from autograder.remote import RemoteImpl
-        from autograder.sandbox import copy_submission
-
         solutions = paths.solutions_dir()
         if solutions is None or not all((Path(student.submission) / f"{name}.py").is_file() for name in keep):
             return None
@@ -97,8 +96,6 @@ def blame(hybrids: Hybrids, student, exercise: str, run: Callable, seed: int, co
     ``torch.manual_seed(seed)``. When they agree, each component of ``exercise`` the student
     handed in is tried the same way beside the composite's file, to name the culprits.
     Never raises: a hybrid that raises or dies gives UNKNOWN."""
-    from autograder import variants
-
     try:
         with torch.random.fork_rng():
             torch.manual_seed(seed)

@@ -46,7 +46,7 @@ class Combined:
 
     def impl(self):
         """The reference with both mistakes applied (see :func:`autograder.catalog.combined_impl`)."""
-        from autograder import catalog
+        from autograder import catalog  # instructor-only (no catalog in the student edition)
 
         return catalog.combined_impl(self.parts)
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import exercises
+from autograder import batch, exercises
+from autograder.records import ClassRecords
 
 
 @dataclass
@@ -114,9 +115,6 @@ def grade_course(course_dir: Path, assignment: str, *, source: str = "submitted"
         FileNotFoundError: the course has no source notebooks for ``assignment``.
         ValueError: ``source`` is not ``submitted`` or ``autograded``.
     """
-    from autograder import batch, grading
-    from autograder.records import ClassRecords
-
     if source not in ("submitted", "autograded"):
         raise ValueError(f"source must be 'submitted' or 'autograded', got {source!r}")
     names = assignment_exercises(course_dir, assignment)

@@ -23,7 +23,7 @@ KEY = "not_graded"
 def reason_for(exc: BaseException) -> str | None:
     """The short reason a test could not be judged because of ``exc``, or None when ``exc``
     says nothing about the grader (a student's failure, or an unknown error)."""
-    from autograder import mnist
+    from autograder import mnist  # imports torch: not for the CSV and reports
 
     if isinstance(exc, mnist.DatasetError):
         return f"grading data unavailable: {exc}"[:2000]

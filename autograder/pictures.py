@@ -30,8 +30,12 @@ from __future__ import annotations
 import base64
 import io
 import math
+import time
 from pathlib import Path
 from typing import Callable
+
+from autograder.remote import RemoteImpl
+from autograder.sandbox import Limits
 
 FIGURE_ORDER = ("pe_table", "attention_padded", "attention_causal", "ae_reconstructions", "loss_curve")
 PE_SHAPE = (32, 32)           # (max_len, d_model) of the pictured table
@@ -126,11 +130,6 @@ def collect(remote, names=None) -> tuple[dict, dict]:
 
 def collect_for_submission(folder: Path, names=None, timeout: float = 60.0) -> tuple[dict, dict]:
     """:func:`collect` on the submission ``folder`` in a fresh sandboxed child (closed after)."""
-    import time
-
-    from autograder.remote import RemoteImpl
-    from autograder.sandbox import Limits
-
     limits = Limits()
     limits.call_timeout = min(limits.call_timeout, timeout)
     remote = RemoteImpl(Path(folder), limits, label="pictures")
@@ -146,7 +145,7 @@ def collect_for_submission(folder: Path, names=None, timeout: float = 60.0) -> t
 def add_to_results(submission: Path, results: dict, names=None) -> None:
     """Collect the pictures' data of the submission at ``submission`` (folder, .zip or notebook)
     into ``results["extra_data"]["figures"]`` (and ``figure_problems``: why a figure is missing)."""
-    from autograder import grading
+    from autograder import grading  # imports torch: not when reports only render figures
 
     try:
         with grading.prepared(Path(submission)) as folder:

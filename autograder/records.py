@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import gradebook, reports
+from autograder import gradebook, pictures, reports
+from autograder.textfiles import write_json_atomic, write_text_atomic
 from autograder.untrusted import report_href, submission_dir
 
 
@@ -63,23 +64,17 @@ class ClassRecords:
         if isinstance(results, Exception):
             results = reports.error_results(str(results), str(path))
         elif self.pictures:
-            from autograder import pictures
-
             pictures.add_to_results(path, results, self.options.get("names"))
         folder = self.student_folder(student_id)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
         if not results.get("error"):
-            from autograder.textfiles import write_json_atomic
-
             write_json_atomic(folder / "results.json", results)
         reports.write_feedback(results, folder, student=student_id, lang=self.lang)
         return results
 
     def finish(self) -> tuple[Path, Path]:
         """Write ``grades.csv`` and ``summary.html`` into ``out_dir`` from the whole gradebook."""
-        from autograder.textfiles import write_text_atomic
-
         csv_path = self.book.export_csv(self.out_dir / "grades.csv")
         summary = self.out_dir / "summary.html"
         write_text_atomic(summary, reports.render_summary(self.book.all_results(), lang=self.lang,

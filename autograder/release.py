@@ -26,7 +26,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import paths, stubs
+from autograder import __version__, cli, exercises, paths, stubs
 
 # tkit sub-commands a student uses; their modules are shipped when they exist.
 STUDENT_COMMANDS = ("check", "list", "data", "doctor")
@@ -128,8 +128,6 @@ def engine_modules(kit_root: Path | None = None) -> list[Path]:
 
 def _command_module(name: str) -> str:
     """The module of a ``tkit`` sub-command, from ``cli.COMMANDS`` (``list`` -> ``list_exercises``)."""
-    from autograder import cli
-
     return cli.COMMANDS[name][0].rsplit(".", 1)[-1]
 
 
@@ -179,8 +177,6 @@ def build_edition(out: Path, *, force: bool = False) -> Edition:
         FileNotFoundError: when this kit has no ``solutions/`` to make the stubs from
             (a student edition cannot make another one).
     """
-    from autograder import __version__, exercises
-
     root = paths.kit_root()
     solutions = paths.solutions_dir()
     if solutions is None:

@@ -26,8 +26,10 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import __version__, exercises, not_graded, paths
+from autograder import __version__, exercises, i18n, not_graded, paths, roster
+from autograder import pictures as pics  # ``pictures`` is an argument of the renderers
 from autograder.i18n import _, language, ngettext, set_language
+from autograder.textfiles import write_text_atomic
 from autograder.untrusted import markdown, shown
 
 HIDDEN = "after_published"
@@ -60,8 +62,6 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
 
 def _with_language(lang: str | None, render):
     """Run ``render()`` with ``lang`` as the current language, restoring the previous one."""
-    from autograder import i18n
-
     previous = i18n._current.get()
     set_language(lang or None)
     try:
@@ -125,7 +125,7 @@ def _mistake(mistake_id: str | None, output: str = "") -> dict | None:
     mistake line the test wrote ("Likely mistake: <hint> [id]"), else from the catalog."""
     if not mistake_id:
         return None
-    from autograder import catalog
+    from autograder import catalog  # instructor-only (no catalog in the student edition)
 
     try:
         mutant = catalog.by_id(mistake_id)
@@ -184,8 +184,6 @@ def test_view(test: dict) -> dict:
 def feedback_context(results: dict, student: str = "", *, pictures: bool = True, self_check: bool = False) -> dict:
     """The template context of ``feedback.html``/``feedback.md`` (current language).
     ``self_check``: a student's own ``tkit check --html`` report (titled for the student)."""
-    from autograder import pictures as pics
-
     for key in ("score", "tests", "extra_data"):
         if key not in results:
             raise ReportError(f"results lack {key!r}: not a results.json of the kit")
@@ -251,8 +249,6 @@ def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang
 def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str | None = None,
                    pictures: bool = True) -> tuple[Path, Path]:
     """Write ``out_dir/feedback.html`` and ``out_dir/feedback.md``; returns their paths."""
-    from autograder.textfiles import write_text_atomic
-
     out_dir = Path(out_dir)
     html_path, md_path = out_dir / "feedback.html", out_dir / "feedback.md"
     write_text_atomic(html_path, render_feedback(results, "html", student=student, lang=lang, pictures=pictures))
@@ -265,9 +261,6 @@ def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
     """The template context of ``summary.html`` from ``{student id: results}`` (results of
     submissions that could not be graded carry an ``error``). ``feedback_href(student id)``
     gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.roster`)."""
-    from autograder import pictures as pics
-    from autograder import roster
-
     graded = {sid: r for sid, r in class_results.items() if not r.get("error")}
     errors = {shown(sid): shown(r["error"]) for sid, r in class_results.items() if r.get("error")}
     scores = [float(r["score"]) for r in graded.values()]
@@ -335,7 +328,7 @@ def _exercise_means(graded: dict[str, dict]) -> list[dict]:
 
 
 def _mistake_exercise(mistake_id: str) -> str:
-    from autograder import catalog
+    from autograder import catalog  # instructor-only (no catalog in the student edition)
 
     try:
         return catalog.by_id(mistake_id).exercise

@@ -36,6 +36,7 @@ from hashlib import blake2b
 from pathlib import Path
 
 from autograder import exercises, limits, paths
+from autograder.sandbox import submission_files
 
 NOISE = 25      # k: a match shorter than this many filtered characters is never found (copydetect's noise_t)
 GUARANTEE = 30  # a match at least this long is always found (copydetect's guarantee_t)
@@ -114,8 +115,7 @@ def read_submission(path: Path) -> dict[str, str]:
             ``SUBMISSION_CODE_MAX_BYTES``.
         grading.SubmissionFormatError: what the grader refuses too (a bad zip or notebook).
     """
-    from autograder import grading
-    from autograder.sandbox import submission_files
+    from autograder import grading  # imports torch (pytest, the plugin): only to read submissions
 
     with grading.prepared(Path(path), []) as folder:
         files = [f for f in submission_files(folder) if f.stem in exercises.BY_NAME]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import similarity
+from autograder import reports, similarity
 from autograder.textfiles import write_text_atomic
 from autograder.untrusted import csv_text as csv_text_of_rows
 
@@ -93,8 +93,6 @@ def html_context(result: similarity.Result) -> dict:
 
 def render_html(result: similarity.Result) -> str:
     """``similarity.html`` for ``result`` (jinja2, autoescaped)."""
-    from autograder import reports
-
     return reports.environment().get_template("similarity.html").render(**html_context(result))
 
 

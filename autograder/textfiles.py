@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from autograder.untrusted import shown
+
 
 def clean_text(text: str) -> str:
     """``text`` with its control characters but newline and tab, and bidirectional overrides,
@@ -13,8 +15,6 @@ def clean_text(text: str) -> str:
     rule for student ids too): what a submission printed or raised reaches terminals, Markdown
     and LMS comments, where escape sequences (ANSI colours, window titles, clear-screen) must not
     act and reordered text must not hide what it says."""
-    from autograder.untrusted import shown
-
     return shown(text, one_line=False)
 
 

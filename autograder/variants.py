@@ -23,6 +23,8 @@ from pathlib import Path
 from types import ModuleType
 
 from autograder import paths
+from autograder.child import tasks
+from autograder.child.runner import seed_everything
 
 _LOCK = threading.Lock()
 
@@ -75,13 +77,9 @@ class LocalImpl:
 
     def task(self, name: str, *args, timeout: float | None = None, **kwargs):
         """Run a kit task (see :mod:`autograder.child.tasks`) here, on trusted objects."""
-        from autograder.child import tasks
-
         return tasks.run(name, *args, **kwargs)
 
     def seed(self, seed: int) -> None:
-        from autograder.child.runner import seed_everything
-
         seed_everything(seed)
 
 

@@ -27,7 +27,7 @@ import importlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from autograder import exercises, paths
+from autograder import exercises, paths, variants
 
 
 class CatalogError(Exception):
@@ -74,8 +74,6 @@ class Mutant:
 
     def impl(self):
         """The reference set with this mutant's module patched (a LocalImpl)."""
-        from autograder import variants
-
         return variants.variant(((self.target, self.source()),), self.id)
 
     def hint(self, lang: str = "en") -> str:
@@ -85,8 +83,6 @@ class Mutant:
 def combined_impl(mutants):
     """The reference with several mutants applied at once (a student's mistakes in several
     exercises, or several in one file); CatalogError when their patches collide."""
-    from autograder import variants
-
     sources: dict[str, str] = {}
     for mutant in mutants:
         sources[mutant.target] = mutant.source(sources.get(mutant.target))
