@@ -15,19 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
 if str(REPO_ROOT) not in sys.path:  # ``autograder`` importable even without an installed kit
     sys.path.insert(0, str(REPO_ROOT))
-REFERENCE_MODULES = (
-    "embedding",
-    "positional_encoding",
-    "masks",
-    "attention",
-    "multi_head_attention",
-    "feed_forward",
-    "encoder",
-    "decoder",
-    "transformer",
-    "rope",
-    "autoencoder",
-)
+from autograder.exercises import NAMES as REFERENCE_MODULES  # noqa: E402  (the registry's order)
 
 
 @pytest.fixture(scope="session")
