@@ -117,6 +117,8 @@ def grade_course(course_dir: Path, assignment: str, *, source: str = "submitted"
     """
     if source not in ("submitted", "autograded"):
         raise ValueError(f"source must be 'submitted' or 'autograded', got {source!r}")
+    from autograder import grading  # imports torch: not for reading the course's notebooks
+
     names = assignment_exercises(course_dir, assignment)
     visibility = ("public", "hidden") if grading.suite_files(("hidden",), names) else ("public",)
     out_dir = Path(course_dir) / "tkit" / assignment
