@@ -29,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 from autograder import batch  # noqa: E402
 from autograder.sandbox import ChildProcess, Limits  # noqa: E402
@@ -128,6 +129,20 @@ class MemorySampler(threading.Thread):
             self.stop.wait(self.interval)
 
 
+NINE = ["embedding", "positional_encoding", "masks", "attention", "multi_head_attention", "feed_forward",
+        "encoder", "decoder", "transformer"]  # the non-training exercises
+
+
+def profile_mode(n: int, exercises: list[str]) -> None:
+    """``--profile``: the table of :mod:`grading_profile` for ``n`` correct submissions."""
+    import grading_profile
+    from autograder import grading
+
+    with tempfile.TemporaryDirectory(prefix="tkit-profile-") as tmp:
+        (sub,) = make_class(Path(tmp) / "class", 1, exercises)
+        grading_profile.profile(lambda: grading.run_suites(sub[1], names=exercises, seed=0, training=False), n)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=100, help="submissions to grade (default 100)")
@@ -135,7 +150,11 @@ def main() -> None:
     parser.add_argument("--exercise", action="append", default=None,
                         help="exercise(s) graded (default: positional_encoding and embedding)")
     parser.add_argument("--runs", type=int, default=3, help="repetitions of the import-torch timing")
+    parser.add_argument("--profile", action="store_true",
+                        help="grade --n correct submissions in this process and print where a test's time goes")
     args = parser.parse_args()
+    if args.profile:
+        return profile_mode(args.n, args.exercise or NINE)
     exercises = args.exercise or ["positional_encoding", "embedding"]
     print(f"machine: {os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.2f} "
           "(other work on these cores slows every figure)")
