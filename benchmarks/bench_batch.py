@@ -9,6 +9,8 @@
 
     .venv/bin/python benchmarks/bench_batch.py                       # 100 submissions, 2 workers
     .venv/bin/python benchmarks/bench_batch.py --n 20 --exercise positional_encoding
+    .venv/bin/python benchmarks/bench_batch.py --profile --n 3      # where a test's time goes
+    .venv/bin/python benchmarks/bench_batch.py --throughput --n 40  # vs baselines (issue 16)
 
 The machine's load is printed with the figures: other work on the same cores slows them.
 """
@@ -58,12 +60,13 @@ def time_child_startup(runs: int, folder: Path) -> float:
     return statistics.median(times)
 
 
-def make_class(folder: Path, n: int, exercises: list[str]) -> list[tuple[str, Path]]:
-    """``n`` submissions cycling through correct, buggy (a sign flipped in the first
+def make_class(folder: Path, n: int, exercises: list[str],
+               kinds=("correct", "buggy", "untouched", "crashing")) -> list[tuple[str, Path]]:
+    """``n`` submissions cycling through ``kinds``: correct, buggy (a sign flipped in the first
     ``return``), untouched stub and crashing (``os._exit(3)`` at import)."""
     todo = []
     for i in range(n):
-        kind = ("correct", "buggy", "untouched", "crashing")[i % 4]
+        kind = kinds[i % len(kinds)]
         sub = folder / f"s{i:03d}_{kind}"
         sub.mkdir(parents=True)
         for name in exercises:
@@ -152,9 +155,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="repetitions of the import-torch timing")
     parser.add_argument("--profile", action="store_true",
                         help="grade --n correct submissions in this process and print where a test's time goes")
+    parser.add_argument("--throughput", action="store_true",
+                        help="kit (all correct, a mix) vs in-process baseline and N x import torch, "
+                             "nine exercises by default")
     args = parser.parse_args()
     if args.profile:
         return profile_mode(args.n, args.exercise or NINE)
+    if args.throughput:
+        import throughput
+
+        with tempfile.TemporaryDirectory(prefix="tkit-throughput-") as tmp:
+            return throughput.run(make_class, Path(tmp), args.n, args.exercise or NINE, args.workers)
     exercises = args.exercise or ["positional_encoding", "embedding"]
     print(f"machine: {os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.2f} "
           "(other work on these cores slows every figure)")
