@@ -63,15 +63,16 @@ def time_child_startup(runs: int, folder: Path) -> float:
 def make_class(folder: Path, n: int, exercises: list[str],
                kinds=("correct", "buggy", "untouched", "crashing")) -> list[tuple[str, Path]]:
     """``n`` submissions cycling through ``kinds``: correct, buggy (a sign flipped in the first
-    ``return``), untouched stub and crashing (``os._exit(3)`` at import)."""
+    ``return`` of every exercise), onebug (that flip in one exercise, a different one from
+    student to student), untouched stub and crashing (``os._exit(3)`` at import)."""
     todo = []
     for i in range(n):
         kind = kinds[i % len(kinds)]
         sub = folder / f"s{i:03d}_{kind}"
         sub.mkdir(parents=True)
-        for name in exercises:
+        for k, name in enumerate(exercises):
             text = (REPO / ("exercises" if kind == "untouched" else "solutions") / f"{name}.py").read_text()
-            if kind == "buggy":
+            if kind == "buggy" or (kind == "onebug" and k == i % len(exercises)):
                 text = text.replace("    return ", "    return -", 1)
             elif kind == "crashing":
                 text = "import os\nos._exit(3)\n" + text
@@ -136,13 +137,14 @@ NINE = ["embedding", "positional_encoding", "masks", "attention", "multi_head_at
         "encoder", "decoder", "transformer"]  # the non-training exercises
 
 
-def profile_mode(n: int, exercises: list[str]) -> None:
-    """``--profile``: the table of :mod:`grading_profile` for ``n`` correct submissions."""
+def profile_mode(n: int, exercises: list[str], kind: str = "correct") -> None:
+    """``--profile``: the table of :mod:`grading_profile` for ``n`` submissions of ``kind``
+    (see :func:`make_class`)."""
     import grading_profile
     from autograder import grading
 
     with tempfile.TemporaryDirectory(prefix="tkit-profile-") as tmp:
-        (sub,) = make_class(Path(tmp) / "class", 1, exercises)
+        (sub,) = make_class(Path(tmp) / "class", 1, exercises, (kind,))
         grading_profile.profile(lambda: grading.run_suites(sub[1], names=exercises, seed=0, training=False), n)
 
 
@@ -155,12 +157,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="repetitions of the import-torch timing")
     parser.add_argument("--profile", action="store_true",
                         help="grade --n correct submissions in this process and print where a test's time goes")
+    parser.add_argument("--kind", default="correct",
+                        choices=("correct", "buggy", "onebug", "untouched", "crashing"),
+                        help="--profile: which kind of submission (default correct)")
     parser.add_argument("--throughput", action="store_true",
                         help="kit (all correct, a mix) vs in-process baseline and N x import torch, "
                              "nine exercises by default")
     args = parser.parse_args()
     if args.profile:
-        return profile_mode(args.n, args.exercise or NINE)
+        return profile_mode(args.n, args.exercise or NINE, args.kind)
     if args.throughput:
         import throughput
 
