@@ -28,6 +28,7 @@ from autograder import exercises, hybrid
 from autograder.child import wire
 from autograder.i18n import _, language
 from autograder.messages import message_problem
+from autograder.rng import cpu_seeded
 
 try:  # instructor-only: the student edition ships no mistake catalog
     from autograder import catalog
@@ -322,8 +323,7 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     best, best_dist = None, math.inf
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            with torch.random.fork_rng():
-                torch.manual_seed(CURRENT.seed)
+            with cpu_seeded(CURRENT.seed):
                 out = run(mutant.impl())
             compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
         except Exception:
@@ -352,8 +352,7 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
             from autograder import variants as kit_variants   # not the ``variants`` argument
 
             reference = kit_variants.reference()
-        with torch.random.fork_rng():
-            torch.manual_seed(CURRENT.seed)
+        with cpu_seeded(CURRENT.seed):
             expected = run(reference)
     try:
         compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)

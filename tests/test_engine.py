@@ -511,3 +511,20 @@ def test_the_grading_process_uses_one_torch_thread_while_it_grades(tmp_path):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_cpu_seeded_draws_as_manual_seed_does_and_restores_the_generator():
+    from autograder.rng import cpu_seeded
+
+    torch.manual_seed(123)
+    after_123 = torch.rand(3)
+    torch.manual_seed(5)
+    outside = torch.get_rng_state()
+    with cpu_seeded(123):
+        inside = torch.rand(3)
+    assert torch.equal(inside, after_123)
+    assert torch.equal(torch.get_rng_state(), outside)
+    with pytest.raises(ZeroDivisionError), cpu_seeded(7):
+        torch.rand(2)
+        1 / 0
+    assert torch.equal(torch.get_rng_state(), outside)
