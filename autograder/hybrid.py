@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import torch
-
 from autograder import exercises, paths, variants
 from autograder.remote import RemoteImpl
+from autograder.rng import cpu_seeded
 from autograder.sandbox import copy_submission
 
 OWN = "own"                # the composite's own code differs from the reference's on this input
@@ -93,12 +92,11 @@ def blame(hybrids: Hybrids, student, exercise: str, run: Callable, seed: int, co
     """Run ``run`` on the hybrid keeping the student's ``exercise`` file (seeded with ``seed``,
     like the student's run) and compare it (``compare(got, expected)`` raises AssertionError on a
     difference, with the test's tolerances) with the reference's output under
-    ``torch.manual_seed(seed)``. When they agree, each component of ``exercise`` the student
+    ``torch.manual_seed(seed)`` (:func:`autograder.rng.cpu_seeded`). When they agree, each component of ``exercise`` the student
     handed in is tried the same way beside the composite's file, to name the culprits.
     Never raises: a hybrid that raises or dies gives UNKNOWN."""
     try:
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
+        with cpu_seeded(seed):
             expected = run(variants.reference())
     except Exception:
         return Verdict(UNKNOWN)

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder import __version__, exercises, grader_errors, not_graded, testing, timeshare
 from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
@@ -51,6 +52,7 @@ from autograder.textfiles import clean_text, write_json_atomic
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 MAX_TEST_OUTPUT = 6000
+PARENT_THREADS = 1  # torch intra-op threads of the grading process while it grades (see pytest_sessionstart)
 
 
 def pytest_addoption(parser):
@@ -196,6 +198,12 @@ class GradingSession:
     # -- hooks -------------------------------------------------------------------
     def pytest_sessionstart(self, session):
         self._previous_lang = set_language(self.lang)
+        # The parent's torch work (references, expected values, mutants) is on tiny tensors: one
+        # intra-op thread, as in the child. With several, each op waits at a barrier for a thread
+        # the other workers' processes keep off the cores (measured: 2.5-4x slower per student
+        # with 2 workers on 2 cores; see benchmarks/bench_batch.py --profile).
+        self._previous_threads = torch.get_num_threads()
+        torch.set_num_threads(PARENT_THREADS)
         testing.CURRENT.start_run()
         testing.CURRENT.run_seed = self.seed
         self._t0 = time.monotonic()
@@ -255,6 +263,7 @@ class GradingSession:
         if self.results_path:
             write_json_atomic(Path(self.results_path), self.results)
         set_language(getattr(self, "_previous_lang", None))
+        torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
 
     # -- results -----------------------------------------------------------------
     def _record(self, item, call, report) -> dict:

@@ -20,7 +20,6 @@ import math
 import re
 from typing import Any, Callable
 
-import torch
 
 from autograder import diagnosis, exercises, hybrid, matching
 from autograder import variants as kit_variants  # not the ``variants`` argument of check()
@@ -29,6 +28,7 @@ from autograder.context import CURRENT, TestContext  # noqa: F401
 from autograder.i18n import _
 from autograder.messages import message_problem
 from autograder.remote import SubmissionError
+from autograder.rng import cpu_seeded
 
 try:  # instructor-only: the student edition ships no mistake catalog
     from autograder import catalog
@@ -96,8 +96,7 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     best, best_dist = None, math.inf
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            with torch.random.fork_rng():
-                torch.manual_seed(CURRENT.seed)
+            with cpu_seeded(CURRENT.seed):
                 out = run(mutant.impl())
             compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
         except Exception:
@@ -124,8 +123,7 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     if expected is None:
         if reference is None:
             reference = kit_variants.reference()
-        with torch.random.fork_rng():
-            torch.manual_seed(CURRENT.seed)
+        with cpu_seeded(CURRENT.seed):
             expected = run(reference)
     try:
         compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)

@@ -9,6 +9,8 @@
 
     .venv/bin/python benchmarks/bench_batch.py                       # 100 submissions, 2 workers
     .venv/bin/python benchmarks/bench_batch.py --n 20 --exercise positional_encoding
+    .venv/bin/python benchmarks/bench_batch.py --profile --n 3      # where a test's time goes
+    .venv/bin/python benchmarks/bench_batch.py --throughput --n 40  # vs baselines (issue 16)
 
 The machine's load is printed with the figures: other work on the same cores slows them.
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 from autograder import batch  # noqa: E402
 from autograder.sandbox import ChildProcess, Limits  # noqa: E402
@@ -57,17 +60,19 @@ def time_child_startup(runs: int, folder: Path) -> float:
     return statistics.median(times)
 
 
-def make_class(folder: Path, n: int, exercises: list[str]) -> list[tuple[str, Path]]:
-    """``n`` submissions cycling through correct, buggy (a sign flipped in the first
-    ``return``), untouched stub and crashing (``os._exit(3)`` at import)."""
+def make_class(folder: Path, n: int, exercises: list[str],
+               kinds=("correct", "buggy", "untouched", "crashing")) -> list[tuple[str, Path]]:
+    """``n`` submissions cycling through ``kinds``: correct, buggy (a sign flipped in the first
+    ``return`` of every exercise), onebug (that flip in one exercise, a different one from
+    student to student), untouched stub and crashing (``os._exit(3)`` at import)."""
     todo = []
     for i in range(n):
-        kind = ("correct", "buggy", "untouched", "crashing")[i % 4]
+        kind = kinds[i % len(kinds)]
         sub = folder / f"s{i:03d}_{kind}"
         sub.mkdir(parents=True)
-        for name in exercises:
+        for k, name in enumerate(exercises):
             text = (REPO / ("exercises" if kind == "untouched" else "solutions") / f"{name}.py").read_text()
-            if kind == "buggy":
+            if kind == "buggy" or (kind == "onebug" and k == i % len(exercises)):
                 text = text.replace("    return ", "    return -", 1)
             elif kind == "crashing":
                 text = "import os\nos._exit(3)\n" + text
@@ -128,6 +133,21 @@ class MemorySampler(threading.Thread):
             self.stop.wait(self.interval)
 
 
+NINE = ["embedding", "positional_encoding", "masks", "attention", "multi_head_attention", "feed_forward",
+        "encoder", "decoder", "transformer"]  # the non-training exercises
+
+
+def profile_mode(n: int, exercises: list[str], kind: str = "correct") -> None:
+    """``--profile``: the table of :mod:`grading_profile` for ``n`` submissions of ``kind``
+    (see :func:`make_class`)."""
+    import grading_profile
+    from autograder import grading
+
+    with tempfile.TemporaryDirectory(prefix="tkit-profile-") as tmp:
+        (sub,) = make_class(Path(tmp) / "class", 1, exercises, (kind,))
+        grading_profile.profile(lambda: grading.run_suites(sub[1], names=exercises, seed=0, training=False), n)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=100, help="submissions to grade (default 100)")
@@ -135,7 +155,22 @@ def main() -> None:
     parser.add_argument("--exercise", action="append", default=None,
                         help="exercise(s) graded (default: positional_encoding and embedding)")
     parser.add_argument("--runs", type=int, default=3, help="repetitions of the import-torch timing")
+    parser.add_argument("--profile", action="store_true",
+                        help="grade --n correct submissions in this process and print where a test's time goes")
+    parser.add_argument("--kind", default="correct",
+                        choices=("correct", "buggy", "onebug", "untouched", "crashing"),
+                        help="--profile: which kind of submission (default correct)")
+    parser.add_argument("--throughput", action="store_true",
+                        help="kit (all correct, a mix) vs in-process baseline and N x import torch, "
+                             "nine exercises by default")
     args = parser.parse_args()
+    if args.profile:
+        return profile_mode(args.n, args.exercise or NINE, args.kind)
+    if args.throughput:
+        import throughput
+
+        with tempfile.TemporaryDirectory(prefix="tkit-throughput-") as tmp:
+            return throughput.run(make_class, Path(tmp), args.n, args.exercise or NINE, args.workers)
     exercises = args.exercise or ["positional_encoding", "embedding"]
     print(f"machine: {os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.2f} "
           "(other work on these cores slows every figure)")

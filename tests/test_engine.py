@@ -485,3 +485,46 @@ def test_a_sibling_child_counts_its_deaths_and_time_with_the_first(tmp_path):
         other.close()
         impl.close()
     assert impl._deaths == {"masks": 1} and impl.spent["masks"] > 0
+
+
+THREADS_SUITE = """
+import pytest
+import torch
+
+@pytest.mark.exercise("masks")
+@pytest.mark.points(1)
+def test_threads(student):
+    assert torch.get_num_threads() == 1, torch.get_num_threads()
+"""
+
+
+def test_the_grading_process_uses_one_torch_thread_while_it_grades(tmp_path):
+    """The parent's torch work is tiny: with several intra-op threads, 2 workers on 2 cores
+    wait at barriers (measured 2.5-4x slower per student); the caller's setting comes back."""
+    suite = write(tmp_path / "suite" / "public", {"test_threads.py": THREADS_SUITE})
+    sub = write(tmp_path / "sub", {"masks.py": "X = 1\n"})
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        results = grading.run_suites(sub, files=[suite / "test_threads.py"], seed=1)
+        assert [t["status"] for t in results["tests"]] == ["passed"], results["tests"]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_cpu_seeded_draws_as_manual_seed_does_and_restores_the_generator():
+    from autograder.rng import cpu_seeded
+
+    torch.manual_seed(123)
+    after_123 = torch.rand(3)
+    torch.manual_seed(5)
+    outside = torch.get_rng_state()
+    with cpu_seeded(123):
+        inside = torch.rand(3)
+    assert torch.equal(inside, after_123)
+    assert torch.equal(torch.get_rng_state(), outside)
+    with pytest.raises(ZeroDivisionError), cpu_seeded(7):
+        torch.rand(2)
+        1 / 0
+    assert torch.equal(torch.get_rng_state(), outside)

@@ -1,0 +1,62 @@
+"""The in-process baseline of ``bench_batch.py`` (not a test): the kit's own public and hidden
+tests of some exercises, run on one submission in THIS interpreter, unsandboxed.
+
+    python benchmarks/inprocess_baseline.py SUBMISSION_DIR EXERCISE [EXERCISE...]
+
+The submission's modules are imported here (:func:`autograder.variants.load_modules`) and
+stand in for the sandboxed child: the same suites, fixtures, comparisons and seeds, without
+the child, its round trips or its resets. It is the naive way a grader would run the same
+tests (one fresh interpreter per student, paying ``import torch`` each time), and prints the
+score it found as ``score <got>/<max>``. Never use it on untrusted code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autograder import grading, plugin, variants  # noqa: E402
+
+
+class InProcessImpl(variants.LocalImpl):
+    """A submission folder loaded in this process, with the lifecycle a RemoteImpl offers
+    (start, reset, close...) as no-ops, so the plugin drives it unchanged."""
+
+    def __init__(self, submission: Path, limits=None, label: str = "submission"):
+        submission = Path(submission)
+        super().__init__(variants.load_modules(variants.read_sources(submission), submission, label)._modules,
+                         label)
+        self.submission, self.info, self.test_output, self.exercise = submission, {}, "", None
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def set_budgets(self, budgets, time_limit) -> None:
+        pass
+
+    def begin_test(self, exercise) -> None:
+        self.exercise = exercise
+
+    def given_up(self, exercise) -> None:
+        return None
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.seed(seed)
+
+
+def main() -> None:
+    folder, names = Path(sys.argv[1]), sys.argv[2:]
+    plugin.RemoteImpl = InProcessImpl  # the plugin builds its student from this name
+    results = grading.run_suites(folder, names=names, seed=0, training=False)
+    print(f"score {results['score']}/{sum(t['max_score'] for t in results['tests'])}")
+
+
+if __name__ == "__main__":
+    main()
