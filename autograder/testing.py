@@ -20,7 +20,6 @@ import math
 import re
 from typing import Any, Callable
 
-
 from autograder import diagnosis, exercises, hybrid, matching
 from autograder import variants as kit_variants  # not the ``variants`` argument of check()
 from autograder.comparison import PLAIN_TENSOR_TYPES, Mismatch, compare, describe_type, distance  # noqa: F401
