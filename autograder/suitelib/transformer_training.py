@@ -60,9 +60,9 @@ class TransformerBudget:
     num_heads: int = 4
     layers: int = 2
     d_ff: int = 64
-    steps: int = 400
-    batch_size: int = 64
-    lr: float = 2e-3
+    steps: int = 250
+    batch_size: int = 96
+    lr: float = 3e-3
     seed: int = 7                  # the model's initialisation in the child
     n_heldout: int = 500
     timeout_s: float = 180.0
