@@ -36,7 +36,7 @@ before the run:
 
 * *a lookup table of the evaluation digits* (``z`` carries an index, ``decode`` looks it up):
   the digits are unknown, so the table must cover the whole pool; at the full-credit bar
-  (MSE 0.030) it needs about 12 bytes per digit (8-bit PCA codes: measured 0.0298 with 12
+  (MSE 0.035) it needs 8 to 12 bytes per digit (8-bit PCA codes: measured 0.0298 with 12
   components, 0.0362 with 8), which is no better than the 16 numbers ``z`` carries anyway. Such
   a table is prepared weights for plain digits and fails like them (next point). The kit's cap
   on a submission's code (``autograder.limits.SUBMISSION_CODE_MAX_BYTES``, 512 KiB, enforced at
@@ -52,21 +52,29 @@ before the run:
 **Budget and fairness** (``benchmarks/bench_training.py --table``): the budget below was chosen
 so that six correct architectures pass at full credit on every seed and transform tried,
 including max-pooling + nearest up-sampling, which collapses to a constant image at ``lr=5e-3``.
-The table, as the benchmark printed it (held-out MSE after training with the budget below; 15
-runs per architecture: 5 run seeds x the 15 drawn transforms, every member once; full credit at
-<= 0.030; one torch thread, loaded 2-core machine, 2026-12-01):
+The table, as the benchmark printed it (held-out MSE after training with the budget below:
+3,000 digits x 3 epochs, batch 16, lr 1e-3, 500 held-out digits; 15 runs per architecture: 5 run
+seeds x the 15 drawn transforms, every member once; full credit at <= 0.035; one torch thread,
+loaded 2-core machine, 2026-12-01):
 
 architecture                 runs     min  median     max full credit  worst (seed, transform)
-a_strided_tconv                15  0.0210  0.0220  0.0234    15/15     (1, rot270+invert)
-b_maxpool_upsample             15  0.0192  0.0201  0.0211    15/15     (1, rot270+invert)
-c_strided_linear_decoder       15  0.0189  0.0198  0.0205    15/15     (3, rot0+invert)
-d_linear_only                  15  0.0217  0.0243  0.0254    15/15     (1, rot270+invert)
-e_strided_tconv_batchnorm      15  0.0189  0.0195  0.0209    15/15     (1, rot90)
-f_strided_tconv_bce            15  0.0209  0.0216  0.0222    15/15     (3, rot90+flip+invert)
+a_strided_tconv                15  0.0240  0.0253  0.0270    15/15     (4, rot180+flip+invert)
+b_maxpool_upsample             15  0.0206  0.0228  0.0251    15/15     (1, rot270+invert)
+c_strided_linear_decoder       15  0.0207  0.0221  0.0237    15/15     (4, rot90+invert)
+d_linear_only                  15  0.0240  0.0265  0.0291    15/15     (4, rot180+flip+invert)
+e_strided_tconv_batchnorm      15  0.0216  0.0226  0.0248    15/15     (0, rot90+flip)
+f_strided_tconv_bce            15  0.0234  0.0253  0.0266    15/15     (0, rot270+flip+invert)
 
-(measured with learned_ratio 0.5, stricter than the 0.75 in use). Training mistakes under the
-same budget (``--mutants --seed 1``): the reference 0.0228 (before 0.2015), a loop that never
-steps and an identity model 0.2015 (not learned), a skip path 0.836: credit 1, 0, 0, 0.
+Why 3,000 digits and a bar of 0.035 (issue 13's speed target; the earlier budget was 4,000 digits
+with 1,000 held out and a bar of 0.030, worst case 0.0254): 25% fewer training steps raise every
+architecture's error by about 0.003; the bar moved with it so the worst legitimate run keeps the
+same relative margin (0.0291 vs 0.035, 17%; before 0.0254 vs 0.030, 15%). The training mistakes
+stay far away: ``--mutants --seed 1``: the reference 0.0253 (before 0.2655), a loop that never
+steps and an identity model 0.2655 (not learned), a skip path 0.112 (above the partial-credit
+bar 0.055): credit 1, 0, 0, 0. The held-out error's standard error with 500 digits is about
+0.0005 (the reference's per-digit errors: standard deviation 0.011, seed 1), well inside these margins. The lookup-table argument
+above holds at 0.035: 8-bit PCA codes need 8 to 12 bytes per digit there, and the pool's 16
+transformed copies stay several times over the code cap.
 """
 
 from __future__ import annotations
@@ -94,17 +102,17 @@ class AutoencoderBudget:
     in feedback."""
 
     latent_dim: int = 16
-    n_train: int = 4000
-    n_heldout: int = 1000
+    n_train: int = 3000
+    n_heldout: int = 500
     epochs: int = 3
     lr: float = 1e-3
     batch_size: int = 16
     seed: int = 5
     timeout_s: float = 120.0        # wall-clock limit of the student's training call
-    full_credit_mse: float = 0.030
+    full_credit_mse: float = 0.035
     learns_mse: float = 0.055
     learned_ratio: float = 0.75     # an untrained model scores >= 0.067 (a constant image)
-    reference_mse: float = 0.021
+    reference_mse: float = 0.025
     constant_mse: float = 0.067     # the best constant image (the mean digit), for feedback
 
 
