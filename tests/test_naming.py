@@ -50,6 +50,23 @@ def test_component_bug_is_named_on_the_component_alone_or_with_it(discarded_fill
     assert "masks.py" in note
 
 
+def test_a_class_batch_names_what_a_lone_grading_names(discarded_fill, tmp_path):
+    """The same submission and seed, graded alone in this process or in a two-worker class batch
+    beside other students, name the same mistakes on the same tests."""
+    from autograder import batch
+
+    options = dict(names=["masks", "encoder"], visibility=("public",), seed=SEED, training=False)
+    alone = grading.run_suites(discarded_fill, **options)
+    neighbour = tmp_path / "neighbour"
+    shutil.copytree(paths.solutions_dir(), neighbour, ignore=shutil.ignore_patterns("__pycache__"))
+    got = {}
+    batch.grade_many([("neighbour", neighbour), ("student", discarded_fill)], tmp_path / "out", options=options,
+                     workers=2, on_result=lambda sid, path, result: got.__setitem__(sid, result))
+    for exercise in ("masks", "encoder"):
+        assert named(got["student"], exercise) == named(alone, exercise) != {}
+    assert named(got["neighbour"], "encoder") == {}
+
+
 def test_the_composites_own_mistake_is_still_named(tmp_path):
     folder = tmp_path / "sub"
     shutil.copytree(paths.solutions_dir(), folder, ignore=shutil.ignore_patterns("__pycache__"))
