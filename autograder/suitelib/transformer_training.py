@@ -27,12 +27,13 @@ only the trained ``state_dict`` it returns is used, and only through trusted dec
 
 Thresholds: full credit from ``full_credit_acc``, partial from ``partial_acc`` (linear between);
 "it learned": the held-out loss of the trained weights at most ``learned_ratio`` of the untrained
-loss. Budget: 250 Adam steps of 96 pairs at lr 3e-3 (before issue 13's speed target: 400 x 64
-at 2e-3; ~20% less CPU for the same pairs seen). ``python benchmarks/bench_training.py --mutants
---seed 1`` (2026-12-01): the reference 0.802 exact match, held-out loss 0.137 (untrained 2.436),
-credit 1 (seeds 1-3 in-process: 0.80, 0.71, 0.86); an untrained reference 0.000 and the decoder
-without the causal mask 0.000 (its weights, loaded into the masked reference, give loss 4.768):
-credit 0.
+loss. Budget: 400 Adam steps of 64 pairs at lr 2e-3. A cheaper budget tried for issue 13's speed
+target (250 x 96 at lr 3e-3, ~20% less CPU) was reverted: over 8 secrets at run seed 11 the reference
+reached only 0.620-0.834 exact match (0.62 is 0.07 above full credit) against 0.820-0.914 with this
+budget (`/tmp` sweep, 2026-12-01), so correct models would have lost points under some secrets.
+``python benchmarks/bench_training.py --mutants --seed 1`` (2026-12-01, before the trial): the
+reference 0.776 exact match, held-out loss 0.152 (untrained 2.418), credit 1; an untrained reference
+0.000 and the decoder without the causal mask 0.000: credit 0.
 """
 
 from __future__ import annotations
@@ -62,9 +63,9 @@ class TransformerBudget:
     num_heads: int = 4
     layers: int = 2
     d_ff: int = 64
-    steps: int = 250
-    batch_size: int = 96
-    lr: float = 3e-3
+    steps: int = 400
+    batch_size: int = 64
+    lr: float = 2e-3
     seed: int = 7                  # the model's initialisation in the child
     n_heldout: int = 500
     timeout_s: float = 180.0
