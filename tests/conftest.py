@@ -18,6 +18,17 @@ if str(REPO_ROOT) not in sys.path:  # ``autograder`` importable even without an 
 from autograder.exercises import NAMES as REFERENCE_MODULES  # noqa: E402  (the registry's order)
 
 
+@pytest.fixture
+def one_thread():
+    """Train with one torch thread, as the grading child does; restore afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def ref():
     """The reference modules as attributes: ``ref.masks``, ``ref.multi_head_attention``, ...

@@ -36,14 +36,6 @@ SHAPE_POINTS = 4.0    # the AutoEncoder's tests that do not train: 1.5 + 0.5 + 1
 SEED = 11
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def packed(obj) -> str:
     """``obj`` saved with torch.save, zlib-compressed, base64 text (to ship inside a source file)."""
     buffer = io.BytesIO()

@@ -29,15 +29,6 @@ TEST_FILES = ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 
 
 @pytest.fixture
-def one_thread():
-    """Train with one torch thread, as the grading child does; restore afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
 def isolated_kit(tmp_path, monkeypatch):
     """A kit root with only the manifest, so the default folders hold no MNIST."""
     root = tmp_path / "kit"
