@@ -8,8 +8,9 @@ Every report shows these tests as "not graded" (:mod:`autograder.reports`,
 :mod:`autograder.console`, ``grades.csv``), none as a failed test.
 
 Who marks: :func:`reason_for` names the grader-side exceptions the plugin meets while a test
-runs (a missing or corrupted dataset here; the engine marks its own internal errors with
-:func:`mark`); :func:`summarize` gathers the marks of a results dict.
+runs (a missing or corrupted dataset here); the plugin marks the kit's own internal errors
+with the reason of :mod:`autograder.grader_errors`; :func:`summarize` gathers the marks of a
+results dict.
 """
 
 from __future__ import annotations
@@ -28,16 +29,6 @@ def reason_for(exc: BaseException) -> str | None:
     if isinstance(exc, mnist.DatasetError):
         return f"grading data unavailable: {exc}"[:2000]
     return None
-
-
-def mark(test: dict, reason: str) -> dict:
-    """Mark the results.json ``test`` entry as not graded for ``reason`` (score 0, status
-    "failed" as Gradescope's schema allows; the output says why, in the student's language)."""
-    test["score"] = 0.0
-    test["status"] = "failed"
-    test.setdefault("extra_data", {})[KEY] = reason or "grader problem"
-    test["output"] = message()
-    return test
 
 
 def message() -> str:
