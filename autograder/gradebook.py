@@ -245,18 +245,46 @@ def _test_row(student_id: str, test: dict) -> dict:
             "failure": extra.get("failure"), "duration": extra.get("duration")}
 
 
-def merge(sources: list[Path], out: Path) -> dict[str, str]:
+def run_seeds(sources: list[Path], out: Path) -> dict[str, str]:
+    """``{path: run seed}`` of each gradebook in ``sources`` and of ``out`` when it exists, for
+    those that record one (``tkit grade`` stores the run's seed in ``meta``).
+    Raises GradebookError on a missing source, ``out`` among the sources, or a file that is not
+    a gradebook."""
+    seeds = {}
+    for path in [Path(s) for s in sources] + ([Path(out)] if Path(out).is_file() else []):
+        if not path.is_file():
+            raise GradebookError(f"{path} does not exist")
+        if path in sources and path.resolve() == Path(out).resolve():
+            raise GradebookError(f"{path} is the output gradebook")
+        with Gradebook(path) as book:
+            seed = book.get_meta("seed")
+        if seed is not None:
+            seeds[str(path)] = seed
+    return seeds
+
+
+def merge(sources: list[Path], out: Path, *, allow_mixed_seeds: bool = False) -> dict[str, str]:
     """Join shard gradebooks into ``out`` (created or added to). A student graded in more
     than one source keeps the most recent grading. Returns ``{student id: source path}``
-    for the rows taken. Raises GradebookError on a file that is not a gradebook."""
+    for the rows taken.
+
+    Shards of one class must be graded with one run seed (and one grading secret): the seed
+    decides the inputs every test draws, so grades from different seeds are not comparable.
+    Raises GradebookError when the sources (and an existing ``out``) record different seeds,
+    unless ``allow_mixed_seeds``; on a file that is not a gradebook; on ``out`` among the sources.
+    Nothing is written when it raises for seeds."""
+    sources = [Path(s) for s in sources]
+    seeds = run_seeds(sources, out)
+    if len(set(seeds.values())) > 1 and not allow_mixed_seeds:
+        listed = ", ".join(f"{path}: {seed}" for path, seed in seeds.items())
+        raise GradebookError(f"these gradebooks were graded with different seeds ({listed}); their tests "
+                             "drew different inputs, so the grades are not comparable. Regrade the shards "
+                             "with one --seed, or merge anyway with --allow-mixed-seeds")
     taken: dict[str, tuple[float, str]] = {}
     with Gradebook(out) as target:
+        if len(set(seeds.values())) == 1:
+            target.set_meta("seed", next(iter(seeds.values())))
         for source in sources:
-            source = Path(source)
-            if not source.is_file():
-                raise GradebookError(f"{source} does not exist")
-            if source.resolve() == Path(out).resolve():
-                raise GradebookError(f"{source} is the output gradebook")
             with Gradebook(source) as shard:
                 shard.conn.row_factory = sqlite3.Row
                 subs = [dict(r) for r in shard.conn.execute("SELECT * FROM submissions")]

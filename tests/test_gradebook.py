@@ -117,3 +117,34 @@ def test_a_file_that_is_not_a_gradebook_is_refused(tmp_path):
         Gradebook(bad)
     result = CliRunner().invoke(main, ["gradebook", "export-csv", str(bad)])
     assert result.exit_code == 1 and "is not a gradebook" in result.output
+
+
+def test_merge_refuses_shards_graded_with_different_seeds(tmp_path):
+    for name, seed, student in (("a", "11", "alice"), ("b", "12", "bob")):
+        with Gradebook(tmp_path / f"{name}.sqlite") as book:
+            book.set_meta("seed", seed)
+            book.record(student, results(8, 4), content_hash="h")
+    runner = CliRunner()
+    args = ["gradebook", "merge", str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite"), "--out", str(tmp_path / "c.sqlite")]
+    refused = runner.invoke(main, args)
+    assert refused.exit_code == 1
+    assert "different seeds" in refused.output and "a.sqlite: 11" in refused.output and "b.sqlite: 12" in refused.output
+    assert not (tmp_path / "c.sqlite").exists()   # nothing written
+    forced = runner.invoke(main, args + ["--allow-mixed-seeds"])
+    assert forced.exit_code == 0, forced.output
+    with Gradebook(tmp_path / "c.sqlite") as c:
+        assert c.students() == ["alice", "bob"] and c.get_meta("seed") is None
+
+
+def test_merge_keeps_the_shards_common_seed(tmp_path):
+    for name, student in (("a", "alice"), ("b", "bob")):
+        with Gradebook(tmp_path / f"{name}.sqlite") as book:
+            book.set_meta("seed", "7")
+            book.record(student, results(8, 4), content_hash="h")
+    gradebook.merge([tmp_path / "a.sqlite", tmp_path / "b.sqlite"], tmp_path / "c.sqlite")
+    with Gradebook(tmp_path / "c.sqlite") as c:
+        assert c.get_meta("seed") == "7"
+    with Gradebook(tmp_path / "d.sqlite") as d:
+        d.set_meta("seed", "8")
+    with pytest.raises(gradebook.GradebookError, match="different seeds"):   # the output's own seed counts
+        gradebook.merge([tmp_path / "a.sqlite"], tmp_path / "d.sqlite")

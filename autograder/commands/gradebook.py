@@ -34,13 +34,15 @@ def export_csv(db, out):
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Gradebook to write (created, or added to).")
-def merge(sources, out):
+@click.option("--allow-mixed-seeds", is_flag=True,
+              help="Merge even when the shards were graded with different --seed values.")
+def merge(sources, out, allow_mixed_seeds):
     """Join SOURCES (shard gradebooks of one class) into --out; a student graded in several
-    shards keeps the most recent grading."""
+    shards keeps the most recent grading. Refuses shards graded with different seeds."""
     from autograder import gradebook
 
     try:
-        taken = gradebook.merge(list(sources), out)
+        taken = gradebook.merge(list(sources), out, allow_mixed_seeds=allow_mixed_seeds)
     except gradebook.GradebookError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"merged {len(taken)} submission(s) from {len(sources)} gradebook(s) into {out}")
