@@ -21,6 +21,7 @@ to finish when the scan finds anything.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -34,6 +35,9 @@ STUDENT_COMMANDS = ("check", "list", "data", "doctor")
 ENGINE_ROOTS = ("autograder.cli", "autograder.plugin", "autograder.notebooks", "autograder.variants")
 # Paths (relative to the kit root) that are reference-only and never shipped.
 INSTRUCTOR_ONLY = ("solutions", "autograder/catalog", "autograder/suites/hidden")
+# Runtime dependencies that only instructor commands import (``tkit similarity``): not in the
+# edition's pyproject.toml (tests/test_release.py checks that no shipped module imports them).
+INSTRUCTOR_DEPENDENCIES = ("copydetect",)
 # Non-Python files shipped beside the modules, as glob patterns relative to the kit root.
 DATA_FILES = ("autograder/suites/pytest.ini", "autograder/locale/**/*.mo", "autograder/locale/**/*.po",
               "datasets/*.json", "datasets/*.md", "datasets/mnist/*.gz", "datasets/mnist/README.md",
@@ -145,10 +149,12 @@ def _render(template: str, **context) -> str:
 
 
 def kit_dependencies(kit_root: Path | None = None) -> list[str]:
-    """The runtime ``dependencies`` of the kit's ``pyproject.toml`` (the edition needs the same)."""
+    """The runtime ``dependencies`` of the kit's ``pyproject.toml`` that the edition needs: all
+    but :data:`INSTRUCTOR_DEPENDENCIES` (requirement strings, e.g. ``"torch>=2.2"``)."""
     root = Path(kit_root or paths.kit_root())
     data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    return list(data["project"]["dependencies"])
+    return [dep for dep in data["project"]["dependencies"]
+            if re.split(r"[\s<>=!~;\[(]", dep, maxsplit=1)[0].lower() not in INSTRUCTOR_DEPENDENCIES]
 
 
 def _check_out(out: Path, root: Path) -> None:

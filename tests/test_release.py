@@ -59,6 +59,21 @@ def test_the_edition_holds_nothing_reference_only(edition):
     assert release.reference_material(edition, SOLUTIONS_DIR) == []
 
 
+def test_the_edition_does_not_depend_on_instructor_only_packages(edition):
+    import ast
+
+    pyproject = (edition / "pyproject.toml").read_text(encoding="utf-8")
+    assert "torch" in pyproject and "pytest" in pyproject
+    assert "copydetect" in (REPO_ROOT / "pyproject.toml").read_text() and "copydetect" not in pyproject
+    for name in release.INSTRUCTOR_DEPENDENCIES:
+        assert name not in pyproject
+    for path in edition.rglob("*.py"):   # and nothing shipped imports them
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not [n for n in names if n.split(".")[0] in release.INSTRUCTOR_DEPENDENCIES], path
+
+
 def test_the_scan_finds_planted_reference_material(edition, tmp_path):
     planted = tmp_path / "planted"
     (planted / "autograder" / "catalog").mkdir(parents=True)
