@@ -66,7 +66,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         return call(m, order), call(m, torch.arange(B))[order]
 
     expect_same(run, student, what="Decoder output on the batch with examples 0 and 1 swapped, against "
-                                          "the swapped outputs", valid=inputs.valid_positions(tgt_pad[order]))
+                                   "the swapped outputs", valid=inputs.valid_positions(tgt_pad[order]))
 
 
 @pytest.mark.points(0.5)

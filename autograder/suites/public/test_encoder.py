@@ -83,7 +83,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         return m(x[order], key_padding_mask=kpm[order]), m(x, key_padding_mask=kpm)[order]
 
     expect_same(run, student, what="Encoder output on the batch with examples 0 and 1 swapped, against "
-                                          "the swapped outputs", valid=inputs.valid_positions(kpm[order]))
+                                   "the swapped outputs", valid=inputs.valid_positions(kpm[order]))
 
 
 @pytest.mark.points(0.5)
@@ -99,7 +99,7 @@ def test_padding_invariance(student, seed):
         return m(x, key_padding_mask=kpm), m(x2, key_padding_mask=kpm)
 
     expect_same(run, student, what="Encoder output after changing padded positions",
-                       valid=inputs.valid_positions(kpm))
+                valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(1)

@@ -84,7 +84,7 @@ def test_swapping_two_examples_swaps_their_outputs(student):
         return swapped, inputs.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
 
     expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
-                                          "batch with examples 0 and 1 swapped, against the swapped outputs")
+                                   "batch with examples 0 and 1 swapped, against the swapped outputs")
 
 
 @pytest.mark.points(0.5)

@@ -82,7 +82,7 @@ def test_source_padding_invariance(student, seed):
         return (m.encode(src), m(src, tgt)), (m.encode(longer)[:, :S], m(longer, tgt))
 
     expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
-                       valid=(valid, None))
+                valid=(valid, None))
 
 
 @pytest.mark.points(0.5)
@@ -98,7 +98,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         return m(src[order], tgt[order]), m(src, tgt)[order]
 
     expect_same(run, student, what="logits on the batch with examples 0 and 1 swapped, against the "
-                                          "swapped logits")
+                                   "swapped logits")
 
 
 @pytest.mark.points(0.5)
