@@ -9,16 +9,20 @@ reference and to the mutants (:class:`autograder.variants.LocalImpl`, here)::
 
     check(run, student, expected=formula_table(50, 16), what="sinusoidal_table(50, 16)")
 
-The comparison itself (:func:`compare`, :func:`distance`, :class:`Mismatch`) lives in
-:mod:`autograder.comparison` and the running test (:data:`CURRENT`) in :mod:`autograder.context`;
-both are importable from here, the one module a suite imports.
+The checks are :func:`check`, :func:`expect_same`, :func:`expect_property` and
+:func:`expect_raises`; on a mismatch the first three name the mistake through
+:func:`naming_mistakes`. The comparison itself (:func:`compare`, :func:`distance`,
+:class:`Mismatch`) lives in :mod:`autograder.comparison` and the running test (:data:`CURRENT`) in
+:mod:`autograder.context`; both are importable from here, the one module a suite imports for its
+checks. The whole suite-author API is one page: :mod:`autograder.suitelib`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from autograder import diagnosis, exercises, hybrid, matching
 from autograder import variants as kit_variants  # not the ``variants`` argument of check()
@@ -109,14 +113,14 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
 def check(run: Callable, student, expected: Any = None, *, what: str, reference=None,
           atol: float = 1e-5, rtol: float = 1e-4, valid=None, check_dtype: bool = True,
           variants=None) -> Any:
-    """Run ``run(student)`` and compare it with ``expected`` (default: ``run(reference)``).
+    """Run ``run(student)`` and compare it with ``expected``; returns the student's output.
 
-    On a mismatch the raised :class:`Mismatch` carries the catalog mutant that
-    reproduces the student's output, if any; else the :mod:`autograder.diagnosis` mistake
-    among ``variants`` (``{mistake id: callable giving that mistake's output}``, built from
-    the public formulas by :mod:`autograder.suitelib.mistaken`), which names mistakes in the
-    student edition too. A public test's message shows the expected value at the first
-    difference. Returns the student's output.
+    ``expected`` is a value (a tensor, a number, a tuple of them...), or None for
+    ``run(reference)`` (default: the reference solutions), or a function of the student's output
+    giving the value it must equal (a property of the student's own output, e.g.
+    ``lambda got: (got[0], got[0])`` for two outputs that must agree). On a mismatch the raised
+    :class:`Mismatch` names the mistake (:func:`naming_mistakes`; ``variants`` as there).
+    A public test's message shows the expected value at the first difference.
     """
     got = run(student)
     if expected is None:
@@ -124,14 +128,55 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
             reference = kit_variants.reference()
         with cpu_seeded(CURRENT.seed):
             expected = run(reference)
-    try:
+    elif callable(expected):
+        expected = expected(got)
+    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, variants=variants):
         compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
+    return got
+
+
+@contextlib.contextmanager
+def naming_mistakes(run: Callable, got: Any, *, atol: float = 1e-5, rtol: float = 1e-4, valid=None,
+                    variants=None) -> Iterator[None]:
+    """Give a :class:`Mismatch` raised in the block (that names no mistake yet) the mistake that
+    explains ``got``, the student's output of ``run``: the catalog mutant whose ``run`` reproduces
+    it (:func:`identify`), else the :mod:`autograder.diagnosis` mistake among ``variants``
+    (``{mistake id: callable giving that mistake's output}``, built from the public formulas by
+    :mod:`autograder.suitelib.mistaken`), which names mistakes in the student edition too.
+    The one place a check names mistakes; other exceptions pass through unchanged."""
+    try:
+        yield
     except Mismatch as exc:
-        exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
+        if exc.mistake is None:
+            exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
         if exc.mistake is None and variants:
             exc.mistake = diagnosis.name(got, variants, atol=atol, rtol=rtol, valid=valid)
         raise
+
+
+def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], None], *, atol: float = 1e-5,
+                    rtol: float = 1e-4, valid=None) -> Any:
+    """A property of the submission's own outputs: ``verify(run(student))`` raises
+    :class:`Mismatch` when the property fails (e.g. dropout that changes nothing in training
+    mode), and the mistake is then named as by :func:`check`. ``run`` must build everything it
+    uses (modules included) so that a mutant's run draws the same random numbers.
+    Returns the outputs."""
+    got = run(student)
+    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid):
+        verify(got)
     return got
+
+
+def expect_same(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, atol: float = 1e-5,
+                rtol: float = 1e-4, valid=None) -> tuple[Any, Any]:
+    """:func:`expect_property` for ``run(impl) -> (before, after)``, two outputs of the submission
+    that must agree (e.g. logits before and after changing later tokens); ``valid`` restricts
+    the comparison to some positions. Returns ``(before, after)``."""
+    def verify(got):
+        compare(got[1], got[0], what=what, atol=atol, rtol=rtol, valid=valid)
+
+    return expect_property(run, student, verify, atol=atol, rtol=rtol,
+                           valid=(valid, valid) if valid is not None else None)
 
 
 def expect_raises(call: Callable[[], Any], error: str | tuple[str, ...] = "ValueError", *, what: str,

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import cli
 from autograder import catalog, diagnosis, exercises, release, testing
-from autograder.suitelib import formulas, mistaken
+from autograder.suitelib import formulas, mistaken, oracles, weights
 
 from conftest import SOLUTIONS_DIR
 
@@ -57,8 +57,6 @@ def test_every_variant_id_is_known():
 
 
 def test_the_variant_builders_without_a_mistake_give_the_public_oracles():
-    from autograder.suitelib import weights
-
     gen = torch.Generator().manual_seed(3)
     x, memory = torch.randn(2, 5, 12, generator=gen), torch.randn(2, 4, 12, generator=gen)
     kpm = torch.tensor([[False, False, True, True], [False, False, False, True]])
@@ -66,8 +64,8 @@ def test_the_variant_builders_without_a_mistake_give_the_public_oracles():
     for average in (True, False):
         torch.testing.assert_close(
             mistaken._mha(state, 3, x, memory, memory, key_padding_mask=kpm, average=average),
-            weights.torch_mha_forward(state, 12, 3, x, memory, memory, key_padding_mask=kpm,
-                                      average_attn_weights=average), atol=1e-5, rtol=1e-4)
+            oracles.mha_forward(state, 12, 3, x, memory, memory, key_padding_mask=kpm,
+                                average_attn_weights=average), atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(mistaken._pe(9, 6), formulas.sinusoidal_table(9, 6))
     torch.testing.assert_close(mistaken._attention(x, memory, memory, kpm[:, None, :]),
                                formulas.attention(x, memory, memory, kpm[:, None, :]))
@@ -107,14 +105,12 @@ def test_check_without_a_reference_falls_back_on_the_variants(monkeypatch):
 
 
 def test_flipped_norm_is_the_other_convention():
-    from autograder.suitelib import layers
-
-    layer = layers.torch_layer("encoder", 8, 2, 12, norm_first=False, generator=torch.Generator().manual_seed(1))
+    layer = oracles.torch_layer("encoder", 8, 2, 12, norm_first=False, rng=torch.Generator().manual_seed(1))
     x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(2))
     (key, make), = mistaken.flipped_norm("encoder", layer, False, x).items()
-    pre = layers.torch_layer("encoder", 8, 2, 12, norm_first=True, generator=torch.Generator().manual_seed(1))
+    pre = oracles.torch_layer("encoder", 8, 2, 12, norm_first=True, rng=torch.Generator().manual_seed(1))
     assert key == "encoder_always_pre_ln"
-    torch.testing.assert_close(make(), layers.oracle(pre, x))
+    torch.testing.assert_close(make(), oracles.run(pre, x))
     assert layer.norm_first is False   # the test's own oracle is left alone
 
 

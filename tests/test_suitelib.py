@@ -1,27 +1,30 @@
-"""The suites' shared helpers (autograder/suitelib) against the reference solutions and PyTorch."""
+"""The suite-author API (autograder/suitelib, autograder.testing) against the reference solutions and PyTorch."""
 
 import math
 
 import pytest
 import torch
 
+from torch import nn
+
+from autograder import testing
 from autograder.child import tasks
-from autograder.suitelib import draw, formulas, weights
+from autograder.suitelib import formulas, inputs, oracles, weights
 
 
 def test_distinct_draws_different_values_in_range():
     rng = torch.Generator().manual_seed(0)
-    values = draw.distinct(rng, 5, 2, 9, exclude=(4,))
+    values = inputs.distinct(rng, 5, 2, 9, exclude=(4,))
     assert len(set(values)) == 5 and all(2 <= v <= 9 and v != 4 for v in values)
-    evens = draw.distinct(rng, 3, 2, 7, even=True)
+    evens = inputs.distinct(rng, 3, 2, 7, even=True)
     assert sorted(evens) == [2, 4, 6]
     with pytest.raises(ValueError, match="candidates"):
-        draw.distinct(rng, 4, 1, 3)
+        inputs.distinct(rng, 4, 1, 3)
 
 
 def test_padding_mask_pads_the_end_and_fully_masks_requested_rows():
     rng = torch.Generator().manual_seed(1)
-    mask = draw.padding_mask(rng, 4, 6, fully_masked=(3,))
+    mask = inputs.random_padding_mask(rng, 4, 6, fully_masked=(3,))
     assert mask.dtype == torch.bool and mask.shape == (4, 6)
     assert bool(mask[3].all())
     assert not bool(mask[:3, 0].any())  # at least one valid key in the other rows
@@ -65,7 +68,7 @@ def test_torch_mha_oracle_matches_the_reference(ref):
     m.load_state_dict(state)
     m.eval()
     got = m(x, x, x, key_padding_mask=kpm)
-    want = weights.torch_mha_forward(state, 12, 3, x, x, x, key_padding_mask=kpm)
+    want = oracles.mha_forward(state, 12, 3, x, x, x, key_padding_mask=kpm)
     for g, w in zip(got, want):
         assert torch.allclose(g, w, atol=1e-5)
 
@@ -80,3 +83,88 @@ def test_call_noncontiguous_hands_over_strided_views_with_the_same_values():
     x = torch.randn(3, 4)
     seen = tasks.run("call_noncontiguous", lambda t, s: (t.is_contiguous(), t.clone(), s), x, s=torch.ones(1))
     assert seen[0] is False and torch.equal(seen[1], x) and torch.equal(seen[2], torch.ones(1))
+
+
+def _cloned_stack(kind, num_layers, d_model, heads, d_ff, norm_first, rng):
+    """The stack as PyTorch's own constructor builds it (one layer deep-copied ``num_layers`` times)."""
+    layer = oracles.torch_layer(kind, d_model, heads, d_ff, norm_first=norm_first, rng=rng)
+    norm = nn.LayerNorm(d_model) if norm_first else None
+    if kind == "encoder":
+        stack = nn.TransformerEncoder(layer, num_layers, norm=norm, enable_nested_tensor=False)
+    else:
+        stack = nn.TransformerDecoder(layer, num_layers, norm=norm)
+    return oracles.randomize_(stack, rng).eval()
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_torch_stack_draws_what_the_cloning_constructor_drew(kind, norm_first):
+    """No deep copies, same oracle: same weights, same next draws of the test's generator and of
+    the global RNG, same outputs as a stack built by PyTorch's cloning constructor."""
+    rngs = [torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)]
+    torch.manual_seed(7)
+    old = _cloned_stack(kind, 3, 12, 3, 20, norm_first, rngs[0])
+    old_global = torch.rand(3)
+    torch.manual_seed(7)
+    new = oracles.torch_stack(kind, 3, 12, 3, 20, norm_first=norm_first, rng=rngs[1])
+    assert torch.equal(torch.rand(3), old_global)
+    assert torch.equal(torch.rand(4, generator=rngs[0]), torch.rand(4, generator=rngs[1]))
+    assert type(new) is type(old) and len(new.layers) == 3 and not new.training
+    assert new.state_dict().keys() == old.state_dict().keys()
+    assert all(torch.equal(new.state_dict()[k], v) for k, v in old.state_dict().items())
+    assert len({id(layer) for layer in new.layers}) == 3
+    x = torch.randn(2, 5, 12, generator=rngs[0])
+    args = (x,) if kind == "encoder" else (x, x[:, :4])
+    assert torch.equal(oracles.run(new, *args), oracles.run(old, *args))
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_kit_state_makes_the_reference_stack_give_pytorchs_numbers(ref, kind):
+    rng = torch.Generator().manual_seed(6)
+    stack = oracles.torch_stack(kind, 2, 12, 3, 20, norm_first=True, rng=rng)
+    x, memory = torch.randn(2, 5, 12, generator=rng), torch.randn(2, 4, 12, generator=rng)
+    kpm = inputs.padding_mask([5, 3], 5)
+    if kind == "encoder":
+        mine = ref.encoder.Encoder(2, 12, 3, 20, norm_first=True)
+        want, args = oracles.run(stack, x, src_key_padding_mask=kpm), (x,)
+    else:
+        mine = ref.decoder.Decoder(2, 12, 3, 20, norm_first=True)
+        want, args = oracles.run(stack, x, memory, tgt_key_padding_mask=kpm), (x, memory)
+    weights.load(mine, weights.kit_state(stack), "stack")
+    mine.eval()
+    got = mine(*args, key_padding_mask=kpm) if kind == "encoder" else mine(*args, tgt_key_padding_mask=kpm)
+    assert torch.allclose(got[~kpm], want[~kpm], atol=1e-5)
+    with pytest.raises(TypeError, match="Linear"):
+        weights.kit_state(nn.Linear(2, 2))
+    with pytest.raises(AssertionError, match="norm.weight"):
+        weights.load(mine, {k: v for k, v in weights.kit_state(stack).items() if k != "norm.weight"}, "stack")
+
+
+def test_check_takes_expected_as_a_function_of_the_output(monkeypatch):
+    """``expected=f``: the student's output must equal ``f(output)``; a mismatch is named
+    (here from ``variants``: no catalog search outside a grading run)."""
+    monkeypatch.setattr(testing.CURRENT, "exercise", None)
+    pair = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]))
+    assert testing.check(lambda impl: impl, pair, lambda got: (got[0], got[0]), what="pair") is pair
+    bad = (torch.tensor([1.0, 2.0]), torch.tensor([2.0, 1.0]))
+    with pytest.raises(testing.Mismatch) as caught:
+        testing.check(lambda impl: impl, bad, lambda got: (got[0], got[0]), what="pair",
+                      variants={"pe_sin_cos_swapped": lambda: bad, "pe_halves_concatenated": lambda: pair})
+    assert caught.value.mistake.id == "pe_sin_cos_swapped"
+
+
+def test_expect_property_and_expect_same_name_the_mistake_once(monkeypatch):
+    monkeypatch.setattr(testing.CURRENT, "exercise", None)
+    assert testing.expect_same(lambda impl: (impl, impl), torch.ones(2), what="twice")[0].sum() == 2
+    with pytest.raises(testing.Mismatch, match="second call"):
+        testing.expect_same(lambda impl: (impl, impl + 1), torch.ones(2), what="second call")
+
+    def verify(got):
+        raise testing.Mismatch("never right")
+
+    with pytest.raises(testing.Mismatch, match="never right") as caught:
+        testing.expect_property(lambda impl: impl, torch.ones(2), verify)
+    assert caught.value.mistake is None
+    with pytest.raises(KeyError):    # other errors pass through unchanged
+        with testing.naming_mistakes(lambda impl: impl, 1, variants={"x": lambda: 1}):
+            raise KeyError("x")

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.diagnosis import When
-from autograder.suitelib import formulas
+from autograder.suitelib import formulas, oracles
 
 Variants = dict[str, Callable[[], Any] | When]
 
@@ -235,14 +235,12 @@ def flipped_norm(kind: str, module: torch.nn.Module, norm_first: bool, *args, **
     or a stack of them): the same weights run with the other ``norm_first``, called with ``args``
     and ``kwargs``. ``kind`` is ``"encoder"`` or ``"decoder"``; the stack's final norm stays as the
     kit's rule puts it (a student whose layers ignore ``norm_first`` still builds it from ``norm_first``)."""
-    from autograder.suitelib import layers
-
     def run():
         other = copy.deepcopy(module)
         for sub in other.modules():
             if hasattr(sub, "norm_first"):
                 sub.norm_first = not norm_first
-        return layers.oracle(other, *args, **kwargs)
+        return oracles.run(other, *args, **kwargs)
 
     return {f"{kind}_always_{'post' if norm_first else 'pre'}_ln": run}
 

@@ -3,15 +3,15 @@
 import pytest
 import torch
 
-from autograder.suitelib import draw, formulas, props
+from autograder.suitelib import formulas, inputs
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("attention")
 
 
 def _qkv(rng, *lead, q_len, k_len, d_k, d_v, dtype=torch.float32):
-    return (draw.randn(rng, *lead, q_len, d_k, dtype=dtype), draw.randn(rng, *lead, k_len, d_k, dtype=dtype),
-            draw.randn(rng, *lead, k_len, d_v, dtype=dtype))
+    return (inputs.randn(rng, *lead, q_len, d_k, dtype=dtype), inputs.randn(rng, *lead, k_len, d_k, dtype=dtype),
+            inputs.randn(rng, *lead, k_len, d_v, dtype=dtype))
 
 
 @pytest.mark.points(1.5)
@@ -20,10 +20,10 @@ def test_random_4d_with_padding_and_fully_blocked_rows(student, rng):
 
     ko: 크기가 모두 다른 임의의 [B, H, S, d], 패딩 + 임의 마스크, 완전히 가려진 배치 행
     """
-    batch, heads, q_len, k_len, d_k, d_v = draw.distinct(rng, 6, 2, 10)
+    batch, heads, q_len, k_len, d_k, d_v = inputs.distinct(rng, 6, 2, 10)
     q, k, v = _qkv(rng, batch, heads, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v)
-    mask = draw.padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
-        draw.random_mask(rng, q_len, k_len, p=0.2)
+    mask = inputs.random_padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
+        inputs.random_mask(rng, q_len, k_len, p=0.2)
 
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
@@ -38,7 +38,7 @@ def test_float64_with_a_2d_causal_mask(student, rng):
 
     ko: 배치 전체에 브로드캐스트되는 [S_q, S_k] 인과 형태 마스크와 float64 3차원 입력
     """
-    batch, q_len, d_k, d_v = draw.distinct(rng, 4, 2, 9)
+    batch, q_len, d_k, d_v = inputs.distinct(rng, 4, 2, 9)
     k_len = q_len + 1
     q, k, v = _qkv(rng, batch, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v, dtype=torch.float64)
     mask = torch.ones(q_len, k_len, dtype=torch.bool).triu(2)
@@ -56,7 +56,7 @@ def test_one_query_one_key(student, rng):
 
     ko: 배치 1, query 1개, key 1개: 가중치는 1, 출력은 value 그대로입니다
     """
-    d_k, d_v = draw.distinct(rng, 2, 2, 9)
+    d_k, d_v = inputs.distinct(rng, 2, 2, 9)
     q, k, v = _qkv(rng, 1, q_len=1, k_len=1, d_k=d_k, d_v=d_v)
 
     def run(impl):
@@ -72,12 +72,12 @@ def test_non_contiguous_inputs(student, rng):
 
     ko: 연속(contiguous)이 아닌 query, key, value 에서도 같은 결과가 나옵니다
     """
-    batch, q_len, k_len, d_k, d_v = draw.distinct(rng, 5, 2, 9)
+    batch, q_len, k_len, d_k, d_v = inputs.distinct(rng, 5, 2, 9)
     q, k, v = _qkv(rng, batch, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v)
-    mask = draw.padding_mask(rng, batch, k_len)[:, None, :]
+    mask = inputs.random_padding_mask(rng, batch, k_len)[:, None, :]
 
     def run(impl):
-        return props.noncontiguous(impl, impl.attention.scaled_dot_product_attention, q, k, v, mask=mask)
+        return inputs.noncontiguous(impl, impl.attention.scaled_dot_product_attention, q, k, v, mask=mask)
 
     check(run, student, what="scaled_dot_product_attention on non-contiguous q, k, v")
 

@@ -5,31 +5,31 @@ import pytest
 import torch
 
 from autograder.i18n import _
-from autograder.suitelib import layers
+from autograder.suitelib import inputs, oracles, weights
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("decoder")
 
 
 def _setup(rng, norm_first, batch=None, tgt_len=None):
-    dims = layers.layer_dims(rng)
+    dims = inputs.layer_dims(rng)
     b, t, s = batch or dims["B"], tgt_len or dims["T"], dims["S"]
     d = dims["H"] * dims["hd"]
-    stack = layers.torch_stack("decoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, generator=rng)
+    stack = oracles.torch_stack("decoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, rng=rng)
     x = torch.randn(b, t, d, generator=rng)
     memory = torch.randn(b, s, d, generator=rng)
     tgt_len_b = torch.randint(1, t + 1, (b,), generator=rng)
     src_len_b = torch.randint(1, s + 1, (b,), generator=rng)
     tgt_len_b[0], src_len_b[-1] = t, s
-    masks = dict(tgt_mask=layers.causal_mask(t), tgt_key_padding_mask=layers.padding_mask(tgt_len_b, t),
-                 memory_key_padding_mask=layers.padding_mask(src_len_b, s))
-    return dims, d, layers.stack_state(stack), x, memory, masks
+    masks = dict(tgt_mask=inputs.causal_mask(t), tgt_key_padding_mask=inputs.padding_mask(tgt_len_b, t),
+                 memory_key_padding_mask=inputs.padding_mask(src_len_b, s))
+    return dims, d, weights.kit_state(stack), x, memory, masks
 
 
 def _run(dims, d, state, x, memory, masks, norm_first, dtype=torch.float32):
     def run(impl):
         m = impl.decoder.Decoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first)
-        layers.load_weights(m, state, "Decoder")
+        weights.load(m, state, "Decoder")
         m.to(dtype)
         m.eval()
         return m(x.to(dtype), memory.to(dtype), **masks)
@@ -45,7 +45,7 @@ def test_random_dimensions(student, rng, norm_first):
     check(_run(dims, d, state, x, memory, masks, norm_first), student,
           what=f"Decoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], "
                f"memory[{list(memory.shape)}], masks)",
-          valid=layers.valid_positions(masks["tgt_key_padding_mask"]))
+          valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
 
 
 @pytest.mark.points(0.5)
@@ -64,5 +64,5 @@ def test_float64_fully_padded_memory(student, rng):
     masks["memory_key_padding_mask"][0] = True
     got = check(_run(dims, d, state, x, memory, masks, False, torch.float64), student,
                 what="Decoder(...).double()(x, memory, masks with a fully padded source)",
-                atol=1e-9, rtol=1e-7, valid=layers.valid_positions(masks["tgt_key_padding_mask"]))
+                atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf for the fully padded source")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import draw
+from autograder.suitelib import inputs
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("embedding")
@@ -15,9 +15,9 @@ def test_random_sizes_float32_and_float64(student, rng):
 
     ko: 임의의 어휘 크기, 차원, 배치에서 float32와 float64 모두 정답과 같습니다
     """
-    vocab, d_model, batch, length = draw.distinct(rng, 4, 2, 40)
-    weight = draw.randn(rng, vocab, d_model)
-    ids = draw.token_ids(rng, vocab, batch, length)
+    vocab, d_model, batch, length = inputs.distinct(rng, 4, 2, 40)
+    weight = inputs.randn(rng, vocab, d_model)
+    ids = inputs.token_ids(rng, vocab, batch, length)
     ids[0, 0], ids[-1, -1] = 0, vocab - 1
 
     def run(impl):
@@ -36,10 +36,10 @@ def test_one_token_and_negative_padding_idx(student, rng):
 
     ko: 배치 1, 길이 1, 그리고 nn.Embedding처럼 padding_idx=-1 (마지막 id)
     """
-    vocab, d_model = draw.distinct(rng, 2, 3, 30)
-    weight = draw.randn(rng, vocab, d_model)
+    vocab, d_model = inputs.distinct(rng, 2, 3, 30)
+    weight = inputs.randn(rng, vocab, d_model)
     weight[-1] = 0.0
-    one = draw.token_ids(rng, vocab - 1, 1, 1)
+    one = inputs.token_ids(rng, vocab - 1, 1, 1)
     last = torch.full((1, 1), vocab - 1)
 
     def run(impl):
@@ -59,7 +59,7 @@ def test_bad_ids_raise_an_error(student, rng):
     # the contract names no error here, so PyTorch's own (nn.Embedding's IndexError, RuntimeError,
     # AssertionError) count as much as the reference's ValueError
     errors = ("ValueError", "IndexError", "RuntimeError", "AssertionError", "TypeError")
-    vocab, d_model = draw.distinct(rng, 2, 3, 20)
+    vocab, d_model = inputs.distinct(rng, 2, 3, 20)
     emb = student.embedding
     m = emb.TokenEmbedding(vocab, d_model)
     expect_raises(lambda: m(torch.tensor([[0, vocab]])), errors, what=f"TokenEmbedding({vocab}, ...)(ids with {vocab})")

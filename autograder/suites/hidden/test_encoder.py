@@ -5,28 +5,28 @@ import pytest
 import torch
 
 from autograder.i18n import _
-from autograder.suitelib import layers
+from autograder.suitelib import inputs, oracles, weights
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("encoder")
 
 
 def _setup(rng, norm_first, batch=None, length=None):
-    dims = layers.layer_dims(rng)
+    dims = inputs.layer_dims(rng)
     b = batch or dims["B"]
     s = length or dims["S"]
     d = dims["H"] * dims["hd"]
-    stack = layers.torch_stack("encoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, generator=rng)
+    stack = oracles.torch_stack("encoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, rng=rng)
     x = torch.randn(b, s, d, generator=rng)
     lengths = torch.randint(1, s + 1, (b,), generator=rng)
     lengths[0] = s
-    return dims, d, layers.stack_state(stack), x, layers.padding_mask(lengths, s)
+    return dims, d, weights.kit_state(stack), x, inputs.padding_mask(lengths, s)
 
 
 def _run(dims, d, state, x, kpm, norm_first, dtype=torch.float32):
     def run(impl):
         m = impl.encoder.Encoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first)
-        layers.load_weights(m, state, "Encoder")
+        weights.load(m, state, "Encoder")
         m.to(dtype)
         m.eval()
         return m(x.to(dtype), key_padding_mask=kpm)
@@ -41,7 +41,7 @@ def test_random_dimensions(student, rng, norm_first):
     dims, d, state, x, kpm = _setup(rng, norm_first)
     check(_run(dims, d, state, x, kpm, norm_first), student,
           what=f"Encoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], mask)",
-          valid=layers.valid_positions(kpm))
+          valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(0.5)
@@ -58,7 +58,7 @@ def test_float64(student, rng):
     ko: float64 Encoder가 float64로 참조 구현과 같은 값을 냅니다"""
     dims, d, state, x, kpm = _setup(rng, False)
     check(_run(dims, d, state, x, kpm, False, torch.float64), student, what="Encoder(...).double()(x.double())",
-          atol=1e-9, rtol=1e-7, valid=layers.valid_positions(kpm))
+          atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(0.5)
@@ -68,5 +68,5 @@ def test_fully_padded_sequence(student, rng):
     dims, d, state, x, kpm = _setup(rng, False)
     kpm[-1] = True
     got = check(_run(dims, d, state, x, kpm, False), student, what="Encoder(...)(x, mask with a fully padded row)",
-                valid=layers.valid_positions(kpm))
+                valid=inputs.valid_positions(kpm))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf in the fully padded sequence")

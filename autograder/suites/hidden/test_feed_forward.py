@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.suitelib import draw, props, weights
+from autograder.suitelib import inputs, weights
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("feed_forward")
@@ -23,10 +23,10 @@ def test_random_sizes_leading_dims_and_float64(student, rng):
 
     ko: 모두 다른 임의의 B, S, d_model, d_ff와 4차원 입력, 그리고 float64
     """
-    batch, length, d_model, d_ff, extra = draw.distinct(rng, 5, 2, 16)
+    batch, length, d_model, d_ff, extra = inputs.distinct(rng, 5, 2, 16)
     state = weights.ffn_state(rng, d_model, d_ff)
     state64 = {k: v.double() for k, v in state.items()}
-    x = draw.randn(rng, extra, batch, length, d_model)
+    x = inputs.randn(rng, extra, batch, length, d_model)
 
     def run(impl):
         return _module(impl, d_model, d_ff, state)(x), _module(impl, d_model, d_ff, state64, double=True)(x.double())
@@ -41,9 +41,9 @@ def test_one_token(student, rng):
 
     ko: 배치 1, 길이 1
     """
-    d_model, d_ff = draw.distinct(rng, 2, 2, 16)
+    d_model, d_ff = inputs.distinct(rng, 2, 2, 16)
     state = weights.ffn_state(rng, d_model, d_ff)
-    x = draw.randn(rng, 1, 1, d_model)
+    x = inputs.randn(rng, 1, 1, d_model)
 
     def run(impl):
         return _module(impl, d_model, d_ff, state)(x)
@@ -57,11 +57,11 @@ def test_non_contiguous_input(student, rng):
 
     ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
     """
-    batch, length, d_model, d_ff = draw.distinct(rng, 4, 2, 16)
+    batch, length, d_model, d_ff = inputs.distinct(rng, 4, 2, 16)
     state = weights.ffn_state(rng, d_model, d_ff)
-    x = draw.randn(rng, batch, length, d_model)
+    x = inputs.randn(rng, batch, length, d_model)
 
     def run(impl):
-        return props.noncontiguous(impl, _module(impl, d_model, d_ff, state), x)
+        return inputs.noncontiguous(impl, _module(impl, d_model, d_ff, state), x)
 
     check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on a non-contiguous x")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.suitelib import draw, props
+from autograder.suitelib import inputs
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("masks")
@@ -14,10 +14,10 @@ def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
 
     ko: 패딩 + 인과 형태의 마스크와 완전히 가려진 행이 있는 [B, H, S_q, S_k] 점수, float32와 float64
     """
-    batch, heads, q_len, k_len = draw.distinct(rng, 4, 2, 9)
-    scores = draw.randn(rng, batch, heads, q_len, k_len, scale=3.0)
-    mask = draw.padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
-        draw.random_mask(rng, q_len, k_len)
+    batch, heads, q_len, k_len = inputs.distinct(rng, 4, 2, 9)
+    scores = inputs.randn(rng, batch, heads, q_len, k_len, scale=3.0)
+    mask = inputs.random_padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
+        inputs.random_mask(rng, q_len, k_len)
     scores64 = scores.double()
 
     def run(impl):
@@ -33,9 +33,9 @@ def test_masked_softmax_other_dim(student, rng):
 
     ko: dim=0이면 첫 번째 축으로 정규화합니다 (그 축의 가려진 위치는 0)
     """
-    a, b, c = draw.distinct(rng, 3, 2, 8)
-    scores = draw.randn(rng, a, b, c)
-    mask = draw.random_mask(rng, a, 1, c)
+    a, b, c = inputs.distinct(rng, 3, 2, 8)
+    scores = inputs.randn(rng, a, b, c)
+    mask = inputs.random_mask(rng, a, 1, c)
 
     def run(impl):
         return impl.masks.masked_softmax(scores, mask, dim=0)
@@ -49,9 +49,9 @@ def test_combine_masks_random_shapes(student, rng):
 
     ko: 서로 다른 임의의 B, S_q, S_k에서 combine_masks의 네 가지 경우
     """
-    batch, q_len, k_len = draw.distinct(rng, 3, 1, 9)
-    attn = draw.random_mask(rng, q_len, k_len)
-    kpm = draw.padding_mask(rng, batch, k_len)
+    batch, q_len, k_len = inputs.distinct(rng, 3, 1, 9)
+    attn = inputs.random_mask(rng, q_len, k_len)
+    kpm = inputs.random_padding_mask(rng, batch, k_len)
 
     def singles(impl):
         combine = impl.masks.combine_masks
@@ -71,9 +71,9 @@ def test_padding_and_causal_random_sizes(student, rng):
 
     ko: 임의의 pad_id로 만든 패딩 마스크와 임의 크기·크기 1·크기 0의 인과 마스크
     """
-    batch, length, size = draw.distinct(rng, 3, 2, 12)
-    pad_id = draw.integer(rng, 1, 5)
-    ids = draw.token_ids(rng, 6, batch, length)
+    batch, length, size = inputs.distinct(rng, 3, 2, 12)
+    pad_id = inputs.integer(rng, 1, 5)
+    ids = inputs.token_ids(rng, 6, batch, length)
     ids[0, -1] = pad_id
 
     def run(impl):
@@ -91,11 +91,11 @@ def test_masked_softmax_non_contiguous_scores(student, rng):
 
     ko: 연속(contiguous)이 아닌 점수에서도 같은 가중치가 나옵니다
     """
-    batch, q_len, k_len = draw.distinct(rng, 3, 2, 9)
-    scores = draw.randn(rng, batch, q_len, k_len)
-    mask = draw.padding_mask(rng, batch, k_len)[:, None, :]
+    batch, q_len, k_len = inputs.distinct(rng, 3, 2, 9)
+    scores = inputs.randn(rng, batch, q_len, k_len)
+    mask = inputs.random_padding_mask(rng, batch, k_len)[:, None, :]
 
     def run(impl):
-        return props.noncontiguous(impl, impl.masks.masked_softmax, scores, mask)
+        return inputs.noncontiguous(impl, impl.masks.masked_softmax, scores, mask)
 
     check(run, student, what=f"masked_softmax(non-contiguous scores[{batch}, {q_len}, {k_len}], mask)")

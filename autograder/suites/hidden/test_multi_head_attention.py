@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import draw, props, weights
+from autograder.suitelib import inputs, weights
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.exercise("multi_head_attention")
 
 def _sizes(rng, count=3):
     """(heads, head_dim, *others): all different, heads >= 2."""
-    heads, head_dim, *rest = draw.distinct(rng, count + 2, 2, 7)
+    heads, head_dim, *rest = inputs.distinct(rng, count + 2, 2, 7)
     return heads, head_dim, rest
 
 
@@ -33,8 +33,8 @@ def test_random_cross_attention_with_a_fully_padded_row(student, rng):
     heads, head_dim, (batch, q_len, k_len) = _sizes(rng)
     d_model = heads * head_dim
     state = weights.mha_state(rng, d_model)
-    x, memory = draw.randn(rng, batch, q_len, d_model), draw.randn(rng, batch, k_len, d_model)
-    kpm = draw.padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))
+    x, memory = inputs.randn(rng, batch, q_len, d_model), inputs.randn(rng, batch, k_len, d_model)
+    kpm = inputs.random_padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))
 
     def run(impl):
         m = _module(impl, d_model, heads, state)
@@ -54,7 +54,7 @@ def test_float64(student, rng):
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim
     state = weights.mha_state(rng, d_model, dtype=torch.float64)
-    x = draw.randn(rng, batch, length, d_model, dtype=torch.float64)
+    x = inputs.randn(rng, batch, length, d_model, dtype=torch.float64)
     causal = torch.ones(length, length, dtype=torch.bool).triu(1)
 
     def run(impl):
@@ -73,7 +73,7 @@ def test_one_token(student, rng):
     heads, head_dim, _ = _sizes(rng, 0)
     d_model = heads * head_dim
     state = weights.mha_state(rng, d_model)
-    x = draw.randn(rng, 1, 1, d_model)
+    x = inputs.randn(rng, 1, 1, d_model)
 
     def run(impl):
         return _module(impl, d_model, heads, state)(x, x, x)
@@ -90,7 +90,7 @@ def test_without_bias(student, rng):
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim
     state = weights.mha_state(rng, d_model, bias=False)
-    x = draw.randn(rng, batch, length, d_model)
+    x = inputs.randn(rng, batch, length, d_model)
 
     def run(impl):
         return _module(impl, d_model, heads, state, bias=False)(x, x, x)
@@ -107,10 +107,10 @@ def test_non_contiguous_inputs(student, rng):
     heads, head_dim, (batch, q_len, k_len) = _sizes(rng)
     d_model = heads * head_dim
     state = weights.mha_state(rng, d_model)
-    x, memory = draw.randn(rng, batch, q_len, d_model), draw.randn(rng, batch, k_len, d_model)
+    x, memory = inputs.randn(rng, batch, q_len, d_model), inputs.randn(rng, batch, k_len, d_model)
 
     def run(impl):
-        return props.noncontiguous(impl, _module(impl, d_model, heads, state), x, memory, memory)
+        return inputs.noncontiguous(impl, _module(impl, d_model, heads, state), x, memory, memory)
 
     check(run, student, what=f"MultiHeadAttention({d_model}, {heads}) on non-contiguous inputs")
 
@@ -124,8 +124,8 @@ def test_both_masks_and_no_weights(student, rng):
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim
     state = weights.mha_state(rng, d_model)
-    x = draw.randn(rng, batch, length, d_model)
-    kpm = draw.padding_mask(rng, batch, length)
+    x = inputs.randn(rng, batch, length, d_model)
+    kpm = inputs.random_padding_mask(rng, batch, length)
     causal = torch.ones(length, length, dtype=torch.bool).triu(1)
 
     def run(impl):
@@ -144,7 +144,7 @@ def test_bad_attn_mask_raises_value_error(student, rng):
     """
     heads, head_dim, (batch, length) = _sizes(rng, 2)
     d_model = heads * head_dim
-    x = draw.randn(rng, batch, length, d_model)
+    x = inputs.randn(rng, batch, length, d_model)
     m = student.multi_head_attention.MultiHeadAttention(d_model, heads)
     bad = torch.zeros(length + 1, length, dtype=torch.bool)
     expect_raises(lambda: m(x, x, x, attn_mask=bad), what=f"MultiHeadAttention(...)(x[{batch}, {length}, "

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import draw, props
+from autograder.suitelib import inputs
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("positional_encoding")
@@ -15,8 +15,8 @@ def test_random_tables_and_the_default_length(student, rng):
 
     ko: 임의의 짧은 표와 기본 길이 5000의 표가 float32 반올림 오차 안에서 정답과 같습니다
     """
-    max_len, = draw.distinct(rng, 1, 1, 90)
-    d_short, d_long = draw.distinct(rng, 2, 2, 40, even=True, exclude=(max_len,))
+    max_len, = inputs.distinct(rng, 1, 1, 90)
+    d_short, d_long = inputs.distinct(rng, 2, 2, 40, even=True, exclude=(max_len,))
 
     def short(impl):
         return impl.positional_encoding.sinusoidal_table(max_len, d_short)
@@ -34,10 +34,10 @@ def test_forward_random_shapes_full_length_one_token_float64(student, rng):
 
     ko: S == max_len, 배치 1·길이 1, float64 입력 (출력은 입력의 dtype을 따름)
     """
-    batch, max_len = draw.distinct(rng, 2, 2, 24)
-    d_model, = draw.distinct(rng, 1, 2, 24, even=True, exclude=(batch, max_len))
-    full = draw.randn(rng, batch, max_len, d_model)
-    one = draw.randn(rng, 1, 1, d_model, dtype=torch.float64)
+    batch, max_len = inputs.distinct(rng, 2, 2, 24)
+    d_model, = inputs.distinct(rng, 1, 2, 24, even=True, exclude=(batch, max_len))
+    full = inputs.randn(rng, batch, max_len, d_model)
+    one = inputs.randn(rng, 1, 1, d_model, dtype=torch.float64)
 
     def run(impl):
         m = impl.positional_encoding.PositionalEncoding(d_model, max_len=max_len)
@@ -53,12 +53,12 @@ def test_forward_non_contiguous_input(student, rng):
 
     ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
     """
-    batch, length, d_model = draw.distinct(rng, 3, 2, 20, even=True)
-    x = draw.randn(rng, batch, length, d_model)
+    batch, length, d_model = inputs.distinct(rng, 3, 2, 20, even=True)
+    x = inputs.randn(rng, batch, length, d_model)
 
     def run(impl):
         m = impl.positional_encoding.PositionalEncoding(d_model, max_len=length + 3)
-        return props.noncontiguous(impl, m, x)
+        return inputs.noncontiguous(impl, m, x)
 
     check(run, student, what=f"PositionalEncoding({d_model}, {length + 3}) on a non-contiguous x", atol=2e-5)
 
@@ -69,7 +69,7 @@ def test_length_limit_and_odd_width(student, rng):
 
     ko: S = max_len + 1이나 홀수 d_model은 ValueError를 냅니다
     """
-    max_len, d_model = draw.distinct(rng, 2, 2, 30, even=True)
+    max_len, d_model = inputs.distinct(rng, 2, 2, 30, even=True)
     pe = student.positional_encoding
     m = pe.PositionalEncoding(d_model, max_len=max_len)
     expect_raises(lambda: m(torch.zeros(1, max_len + 1, d_model)),

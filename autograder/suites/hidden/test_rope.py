@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import draw, props
+from autograder.suitelib import inputs
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("rope")
@@ -15,10 +15,10 @@ def test_random_shapes_with_positions(student, rng):
 
     ko: 모두 다른 임의의 [B, H, S, head_dim]을 주어진 위치(디코딩처럼 오프셋)만큼 회전
     """
-    batch, heads, length = draw.distinct(rng, 3, 2, 7)
-    head_dim, = draw.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
-    x = draw.randn(rng, batch, heads, length, head_dim)
-    positions = torch.arange(length) + draw.integer(rng, 1, 50)
+    batch, heads, length = inputs.distinct(rng, 3, 2, 7)
+    head_dim, = inputs.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
+    x = inputs.randn(rng, batch, heads, length, head_dim)
+    positions = torch.arange(length) + inputs.integer(rng, 1, 50)
 
     def run(impl):
         return impl.rope.apply_rope(x, positions)
@@ -33,12 +33,12 @@ def test_float64_and_non_contiguous(student, rng):
 
     ko: float64 입력은 dtype을 유지하고, 연속이 아닌 입력에서도 같은 결과가 나옵니다
     """
-    batch, heads, length = draw.distinct(rng, 3, 2, 7)
-    head_dim, = draw.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
-    x = draw.randn(rng, batch, heads, length, head_dim)
+    batch, heads, length = inputs.distinct(rng, 3, 2, 7)
+    head_dim, = inputs.distinct(rng, 1, 2, 16, even=True, exclude=(batch, heads, length))
+    x = inputs.randn(rng, batch, heads, length, head_dim)
 
     def run(impl):
-        return impl.rope.apply_rope(x.double()), props.noncontiguous(impl, impl.rope.apply_rope, x)
+        return impl.rope.apply_rope(x.double()), inputs.noncontiguous(impl, impl.rope.apply_rope, x)
 
     check(run, student, what=f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]")
 
@@ -49,9 +49,9 @@ def test_one_position_and_random_angles(student, rng):
 
     ko: 길이 1 (위치 0은 회전하지 않음), 그리고 임의 크기의 rope_angles
     """
-    head_dim, = draw.distinct(rng, 1, 2, 16, even=True)
-    max_len = draw.integer(rng, 1, 40)
-    x = draw.randn(rng, 1, 1, 1, head_dim)
+    head_dim, = inputs.distinct(rng, 1, 2, 16, even=True)
+    max_len = inputs.integer(rng, 1, 40)
+    x = inputs.randn(rng, 1, 1, 1, head_dim)
 
     def run(impl):
         return impl.rope.apply_rope(x), impl.rope.rope_angles(head_dim, max_len)

@@ -6,7 +6,7 @@ loaded into both). The training test is test_transformer__training.py."""
 import pytest
 import torch
 
-from autograder.suitelib import layers, seq2seq
+from autograder.suitelib import inputs, oracles, seq2seq, weights
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("transformer")
@@ -15,7 +15,7 @@ PAD, BOS = 0, 1
 
 
 def _setup(reference, rng):
-    dims = layers.distinct_dims(rng, {"B": (2, 4), "S": (5, 9), "T": (3, 8), "H": (2, 3), "hd": (2, 6),
+    dims = inputs.distinct_dims(rng, {"B": (2, 4), "S": (5, 9), "T": (3, 8), "H": (2, 3), "hd": (2, 6),
                                       "ff": (10, 20), "V": (11, 17), "W": (18, 23)})
     d = dims["H"] * dims["hd"]
     if d % 2:  # the positional encoding needs an even d_model
@@ -24,14 +24,14 @@ def _setup(reference, rng):
     hyper = dict(src_vocab_size=dims["W"], tgt_vocab_size=dims["V"], d_model=d, num_heads=dims["H"],
                  num_encoder_layers=2, num_decoder_layers=1, d_ff=dims["ff"], dropout=0.1,
                  max_len=max(dims["S"], dims["T"]), pad_id=PAD)
-    model = layers.randomize_(reference.transformer.Transformer(**hyper), rng)
+    model = oracles.randomize_(reference.transformer.Transformer(**hyper), rng)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return dims, hyper, state
 
 
 def _loaded(impl, hyper, state):
     m = impl.transformer.Transformer(**hyper)
-    layers.load_weights(m, state, "Transformer")
+    weights.load(m, state, "Transformer")
     m.eval()
     return m
 
@@ -46,8 +46,8 @@ def test_random_dimensions(student, reference, rng):
     src_lengths[0] = s
     tgt_lengths = torch.randint(1, t + 1, (b,), generator=rng)
     tgt_lengths[-1] = t
-    src = layers.tokens(rng, src_lengths, s, dims["W"], PAD)
-    tgt = layers.tokens(rng, tgt_lengths, t, dims["V"], PAD)
+    src = inputs.padded_token_ids(rng, src_lengths, s, dims["W"], PAD)
+    tgt = inputs.padded_token_ids(rng, tgt_lengths, t, dims["V"], PAD)
     tgt[:, 0] = BOS
 
     def run(impl):
@@ -55,7 +55,7 @@ def test_random_dimensions(student, reference, rng):
         memory = m.encode(src)
         return memory, m.decode(tgt, memory, src), m(src, tgt)
 
-    src_valid, tgt_valid = layers.valid_positions(src == PAD), layers.valid_positions(tgt == PAD)
+    src_valid, tgt_valid = inputs.valid_positions(src == PAD), inputs.valid_positions(tgt == PAD)
     check(run, student, what=f"Transformer({hyper}) (encode, decode, forward)", atol=2e-5,
           valid=(src_valid, tgt_valid, tgt_valid))
 
@@ -69,7 +69,7 @@ def test_greedy_decode(student, reference, rng):
     state["generator.bias"][never] += seq2seq.NEVER
     b, s = dims["B"] + 2, dims["S"]
     src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
-    src = layers.tokens(rng, src_lengths, s, dims["W"], PAD)
+    src = inputs.padded_token_ids(rng, src_lengths, s, dims["W"], PAD)
     steps = hyper["max_len"]  # decoding may run up to the positional encoding's limit
     free = _loaded(reference, hyper, state).greedy_decode(src, BOS, never, steps)
     eos = seq2seq.choose_eos(free, exclude=(PAD, BOS, never))

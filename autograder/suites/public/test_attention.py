@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import formulas, mistaken, props, say
+from autograder.suitelib import formulas, mistaken, say
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("attention")
@@ -59,8 +59,7 @@ def test_permutation_equivariance(student):
         permuted, _ = sdpa(Q3[:, perm_q], K3[:, perm_k], V3[:, perm_k])
         return out, permuted
 
-    got = run(student)
-    props.compare_named(run, got, (got[0], got[0][:, perm_q]), what="(output, output with permuted q and k, v)")
+    check(run, student, lambda got: (got[0], got[0][:, perm_q]), what="(output, output with permuted q and k, v)")
 
 
 @pytest.mark.points(1)
@@ -91,11 +90,12 @@ def test_dropout_zeroes_and_rescales_the_weights(student):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
 
-    got = run(student)
-    weights = got[1] if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], torch.Tensor) else plain
-    expected = (weights @ v, torch.where(weights == 0, torch.zeros_like(plain), plain * 2))
-    props.compare_named(run, got, expected, what=say("(output, weights) with dropout_p=0.5",
-                                                     "dropout_p=0.5 일 때 (출력, 가중치)"), atol=1e-5)
+    def expected(got):
+        weights = got[1] if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], torch.Tensor) else plain
+        return weights @ v, torch.where(weights == 0, torch.zeros_like(plain), plain * 2)
+
+    check(run, student, expected, what=say("(output, weights) with dropout_p=0.5", "dropout_p=0.5 일 때 (출력, 가중치)"),
+          atol=1e-5)
 
 
 @pytest.mark.points(0.5)

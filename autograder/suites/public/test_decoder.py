@@ -8,8 +8,8 @@ padding invariance, eval determinism. Small sizes: B=3, T=5, S=7, d_model=16, 4 
 import pytest
 import torch
 
-from autograder.suitelib import layers, mistaken
-from autograder.testing import check
+from autograder.suitelib import inputs, mistaken, oracles, weights
+from autograder.testing import check, expect_same
 
 pytestmark = pytest.mark.exercise("decoder")
 
@@ -22,13 +22,13 @@ def _inputs(seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(B, T, D, generator=gen)
     memory = torch.randn(B, S, D, generator=gen)
-    return gen, x, memory, layers.padding_mask(TGT_LENGTHS, T), layers.padding_mask(SRC_LENGTHS, S)
+    return gen, x, memory, inputs.padding_mask(TGT_LENGTHS, T), inputs.padding_mask(SRC_LENGTHS, S)
 
 
 def _layer_run(state, x, memory, norm_first, dropout=0.0, calls=1, **masks):
     def run(impl):
         m = impl.decoder.DecoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first)
-        layers.load_weights(m, state, "DecoderLayer")
+        weights.load(m, state, "DecoderLayer")
         m.eval()
         outs = tuple(m(x, memory, **masks) for _ in range(calls))
         return outs[0] if calls == 1 else outs
@@ -41,10 +41,10 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     """DecoderLayer with a causal tgt_mask gives nn.TransformerDecoderLayer's numbers (same weights)
     ko: 인과 tgt_mask를 준 DecoderLayer가 같은 가중치의 nn.TransformerDecoderLayer와 같은 값을 냅니다"""
     gen, x, memory, _, _ = _inputs(seed)
-    torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=norm_first, generator=gen)
-    causal = layers.causal_mask(T)
-    expected = layers.oracle(torch_layer, x, memory, tgt_mask=causal)
-    check(_layer_run(layers.decoder_layer_state(torch_layer), x, memory, norm_first, tgt_mask=causal), student,
+    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=norm_first, rng=gen)
+    causal = inputs.causal_mask(T)
+    expected = oracles.run(torch_layer, x, memory, tgt_mask=causal)
+    check(_layer_run(weights.kit_state(torch_layer), x, memory, norm_first, tgt_mask=causal), student,
           expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
           variants=mistaken.flipped_norm("decoder", torch_layer, norm_first, x, memory, tgt_mask=causal))
 
@@ -54,10 +54,10 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
     """Swapping two examples of the batch swaps their outputs and changes nothing else
     ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
     _, x, memory, tgt_pad, mem_pad = _inputs(seed)
-    order = layers.swap_first_two(B)
+    order = inputs.swap_first_two(B)
 
     def call(m, o):
-        return m(x[o], memory[o], tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad[o],
+        return m(x[o], memory[o], tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad[o],
                  memory_key_padding_mask=mem_pad[o])
 
     def run(impl):
@@ -65,8 +65,8 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         m.eval()
         return call(m, order), call(m, torch.arange(B))[order]
 
-    layers.expect_same(run, student, what="Decoder output on the batch with examples 0 and 1 swapped, against "
-                                          "the swapped outputs", valid=layers.valid_positions(tgt_pad[order]))
+    expect_same(run, student, what="Decoder output on the batch with examples 0 and 1 swapped, against "
+                                   "the swapped outputs", valid=inputs.valid_positions(tgt_pad[order]))
 
 
 @pytest.mark.points(0.5)
@@ -74,12 +74,12 @@ def test_layer_with_all_masks(student, seed):
     """DecoderLayer with causal, target-padding and memory-padding masks gives PyTorch's numbers
     ko: 인과, 타깃 패딩, memory 패딩 마스크를 모두 준 DecoderLayer가 PyTorch와 같은 값을 냅니다"""
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
-    torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=False, generator=gen)
-    masks = dict(tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
-    expected = layers.oracle(torch_layer, x, memory, **masks)
-    check(_layer_run(layers.decoder_layer_state(torch_layer), x, memory, False, **masks), student, expected,
+    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen)
+    masks = dict(tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
+    expected = oracles.run(torch_layer, x, memory, **masks)
+    check(_layer_run(weights.kit_state(torch_layer), x, memory, False, **masks), student, expected,
           what="DecoderLayer(...)(x, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask)",
-          valid=layers.valid_positions(tgt_pad))
+          valid=inputs.valid_positions(tgt_pad))
 
 
 @pytest.mark.points(0.5)
@@ -87,9 +87,9 @@ def test_no_mask_unless_given(student, seed):
     """With tgt_mask=None the layer applies no causal mask (as PyTorch): same numbers as unmasked PyTorch
     ko: tgt_mask=None이면 인과 마스크를 적용하지 않습니다 (PyTorch와 같음)"""
     gen, x, memory, _, _ = _inputs(seed)
-    torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=False, generator=gen)
-    expected = layers.oracle(torch_layer, x, memory)
-    check(_layer_run(layers.decoder_layer_state(torch_layer), x, memory, False), student, expected,
+    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen)
+    expected = oracles.run(torch_layer, x, memory)
+    check(_layer_run(weights.kit_state(torch_layer), x, memory, False), student, expected,
           what="DecoderLayer(...)(x, memory) without masks")
 
 
@@ -99,19 +99,19 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     """Decoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerDecoder's numbers
     ko: Decoder (2층, Pre-LN 일 때만 마지막 LayerNorm)가 nn.TransformerDecoder와 같은 값을 냅니다"""
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
-    stack = layers.torch_stack("decoder", 2, D, H, FF, norm_first=norm_first, generator=gen)
-    masks = dict(tgt_mask=layers.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
-    expected = layers.oracle(stack, x, memory, **masks)
-    state = layers.stack_state(stack)
+    stack = oracles.torch_stack("decoder", 2, D, H, FF, norm_first=norm_first, rng=gen)
+    masks = dict(tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
+    expected = oracles.run(stack, x, memory, **masks)
+    state = weights.kit_state(stack)
 
     def run(impl):
         m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
-        layers.load_weights(m, state, "Decoder")
+        weights.load(m, state, "Decoder")
         m.eval()
         return m(x, memory, **masks)
 
     check(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
-          valid=layers.valid_positions(tgt_pad),
+          valid=inputs.valid_positions(tgt_pad),
           variants=mistaken.flipped_norm("decoder", stack, norm_first, x, memory, **masks))
 
 
@@ -123,14 +123,14 @@ def test_causal_leakage(student, seed):
     t = 2
     x2 = x.clone()
     x2[:, t + 1:] = torch.randn(B, T - t - 1, D, generator=gen)
-    causal = layers.causal_mask(T)
+    causal = inputs.causal_mask(T)
 
     def run(impl):
         m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0)
         m.eval()
         return m(x, memory, tgt_mask=causal)[:, :t + 1], m(x2, memory, tgt_mask=causal)[:, :t + 1]
 
-    layers.expect_same(run, student, what=f"Decoder output at positions 0..{t} after changing later inputs")
+    expect_same(run, student, what=f"Decoder output at positions 0..{t} after changing later inputs")
 
 
 @pytest.mark.points(0.5)
@@ -138,7 +138,7 @@ def test_memory_padding_invariance(student, seed):
     """Changing padded memory positions leaves the decoder's outputs unchanged
     ko: memory의 패딩 위치 값을 바꿔도 디코더 출력은 그대로입니다"""
     gen, x, memory, _, mem_pad = _inputs(seed)
-    memory2 = layers.replace_where(memory, mem_pad, gen)
+    memory2 = inputs.replace_where(memory, mem_pad, gen)
 
     def run(impl):
         m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0)
@@ -146,7 +146,7 @@ def test_memory_padding_invariance(student, seed):
         return (m(x, memory, memory_key_padding_mask=mem_pad),
                 m(x, memory2, memory_key_padding_mask=mem_pad))
 
-    layers.expect_same(run, student, what="Decoder output after changing padded memory positions")
+    expect_same(run, student, what="Decoder output after changing padded memory positions")
 
 
 @pytest.mark.points(0.5)
@@ -154,7 +154,7 @@ def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes DecoderLayer deterministic and equal to PyTorch's eval output
     ko: dropout=0.5 라도 eval() 에서는 DecoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, memory, _, _ = _inputs(seed)
-    torch_layer = layers.torch_layer("decoder", D, H, FF, norm_first=False, generator=gen, dropout=0.5)
-    expected = layers.oracle(torch_layer, x, memory)
-    check(_layer_run(layers.decoder_layer_state(torch_layer), x, memory, False, dropout=0.5, calls=2), student,
+    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen, dropout=0.5)
+    expected = oracles.run(torch_layer, x, memory)
+    check(_layer_run(weights.kit_state(torch_layer), x, memory, False, dropout=0.5, calls=2), student,
           (expected, expected), what="DecoderLayer(dropout=0.5).eval()(x, memory), called twice")

@@ -8,8 +8,8 @@ eval determinism. Small sizes: B=3, S=6, d_model=16, 4 heads, d_ff=24.
 import pytest
 import torch
 
-from autograder.suitelib import layers, mistaken
-from autograder.testing import check, compare
+from autograder.suitelib import inputs, mistaken, oracles, weights
+from autograder.testing import check, compare, expect_same
 
 pytestmark = pytest.mark.exercise("encoder")
 
@@ -20,13 +20,13 @@ LENGTHS = [6, 4, 1]
 def _inputs(seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(B, S, D, generator=gen)
-    return gen, x, layers.padding_mask(LENGTHS, S)
+    return gen, x, inputs.padding_mask(LENGTHS, S)
 
 
 def _layer_run(state, x, kpm, norm_first, dropout=0.0):
     def run(impl):
         m = impl.encoder.EncoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first)
-        layers.load_weights(m, state, "EncoderLayer")
+        weights.load(m, state, "EncoderLayer")
         m.eval()
         return m(x, key_padding_mask=kpm)
     return run
@@ -38,11 +38,11 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     """EncoderLayer gives nn.TransformerEncoderLayer's numbers (same weights, padding mask)
     ko: EncoderLayer가 같은 가중치의 nn.TransformerEncoderLayer와 같은 값을 냅니다 (패딩 마스크 포함)"""
     gen, x, kpm = _inputs(seed)
-    torch_layer = layers.torch_layer("encoder", D, H, FF, norm_first=norm_first, generator=gen)
-    expected = layers.oracle(torch_layer, x, src_key_padding_mask=kpm)
-    check(_layer_run(layers.encoder_layer_state(torch_layer), x, kpm, norm_first), student, expected,
+    torch_layer = oracles.torch_layer("encoder", D, H, FF, norm_first=norm_first, rng=gen)
+    expected = oracles.run(torch_layer, x, src_key_padding_mask=kpm)
+    check(_layer_run(weights.kit_state(torch_layer), x, kpm, norm_first), student, expected,
           what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=layers.valid_positions(kpm),
+          valid=inputs.valid_positions(kpm),
           variants=mistaken.flipped_norm("encoder", torch_layer, norm_first, x, src_key_padding_mask=kpm))
 
 
@@ -52,18 +52,18 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     """Encoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerEncoder's numbers
     ko: Encoder (2층, Pre-LN 일 때만 마지막 LayerNorm)가 nn.TransformerEncoder와 같은 값을 냅니다"""
     gen, x, kpm = _inputs(seed)
-    stack = layers.torch_stack("encoder", 2, D, H, FF, norm_first=norm_first, generator=gen)
-    expected = layers.oracle(stack, x, src_key_padding_mask=kpm)
-    state = layers.stack_state(stack)
+    stack = oracles.torch_stack("encoder", 2, D, H, FF, norm_first=norm_first, rng=gen)
+    expected = oracles.run(stack, x, src_key_padding_mask=kpm)
+    state = weights.kit_state(stack)
 
     def run(impl):
         m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
-        layers.load_weights(m, state, "Encoder")
+        weights.load(m, state, "Encoder")
         m.eval()
         return m(x, key_padding_mask=kpm)
 
     check(run, student, expected, what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=layers.valid_positions(kpm),
+          valid=inputs.valid_positions(kpm),
           variants=mistaken.flipped_norm("encoder", stack, norm_first, x, src_key_padding_mask=kpm))
     if not norm_first:
         norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
@@ -75,15 +75,15 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
     """Swapping two examples of the batch swaps their outputs and changes nothing else
     ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
     _, x, kpm = _inputs(seed)
-    order = layers.swap_first_two(B)
+    order = inputs.swap_first_two(B)
 
     def run(impl):
         m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0)
         m.eval()
         return m(x[order], key_padding_mask=kpm[order]), m(x, key_padding_mask=kpm)[order]
 
-    layers.expect_same(run, student, what="Encoder output on the batch with examples 0 and 1 swapped, against "
-                                          "the swapped outputs", valid=layers.valid_positions(kpm[order]))
+    expect_same(run, student, what="Encoder output on the batch with examples 0 and 1 swapped, against "
+                                   "the swapped outputs", valid=inputs.valid_positions(kpm[order]))
 
 
 @pytest.mark.points(0.5)
@@ -91,15 +91,15 @@ def test_padding_invariance(student, seed):
     """Changing the padded positions of x leaves the outputs at valid positions unchanged
     ko: x의 패딩 위치 값을 바꿔도 유효한 위치의 출력은 그대로입니다"""
     gen, x, kpm = _inputs(seed)
-    x2 = layers.replace_where(x, kpm, gen)
+    x2 = inputs.replace_where(x, kpm, gen)
 
     def run(impl):
         m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0)
         m.eval()
         return m(x, key_padding_mask=kpm), m(x2, key_padding_mask=kpm)
 
-    layers.expect_same(run, student, what="Encoder output after changing padded positions",
-                       valid=layers.valid_positions(kpm))
+    expect_same(run, student, what="Encoder output after changing padded positions",
+                valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(1)
@@ -107,13 +107,13 @@ def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes EncoderLayer deterministic and equal to PyTorch's eval output
     ko: dropout=0.5 라도 eval() 에서는 EncoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, _ = _inputs(seed)
-    torch_layer = layers.torch_layer("encoder", D, H, FF, norm_first=False, generator=gen, dropout=0.5)
-    expected = layers.oracle(torch_layer, x)
-    state = layers.encoder_layer_state(torch_layer)
+    torch_layer = oracles.torch_layer("encoder", D, H, FF, norm_first=False, rng=gen, dropout=0.5)
+    expected = oracles.run(torch_layer, x)
+    state = weights.kit_state(torch_layer)
 
     def run(impl):
         m = impl.encoder.EncoderLayer(D, H, FF, dropout=0.5)
-        layers.load_weights(m, state, "EncoderLayer")
+        weights.load(m, state, "EncoderLayer")
         m.eval()
         return m(x), m(x)
 

@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.suitelib import mistaken, props, say, weights
-from autograder.testing import check, expect_raises
+from autograder.suitelib import mistaken, say, weights
+from autograder.testing import Mismatch, check, compare, expect_property, expect_raises
 
 pytestmark = pytest.mark.exercise("feed_forward")
 
@@ -65,12 +65,13 @@ def test_dropout_only_in_training(student, seed):
         impl.seed(seed)
         return first, second, m(x), m(x)
 
-    got = run(student)
-    props.compare_named(run, got, (_formula(x), _formula(x), *got[2:]),
-                        what="(eval call 1, eval call 2, train call 1, train call 2)")
-    if torch.allclose(got[2], got[0]) or torch.allclose(got[2], got[3]):
-        props.fail(run, got, say("in training mode dropout=0.5 must change the output from call to call",
-                                 "학습 모드에서 dropout=0.5 이면 호출할 때마다 출력이 달라야 합니다"))
+    def verify(got):
+        compare(got, (_formula(x), _formula(x), *got[2:]), what="(eval call 1, eval call 2, train call 1, train call 2)")
+        if torch.allclose(got[2], got[0]) or torch.allclose(got[2], got[3]):
+            raise Mismatch(say("in training mode dropout=0.5 must change the output from call to call",
+                               "학습 모드에서 dropout=0.5 이면 호출할 때마다 출력이 달라야 합니다"))
+
+    expect_property(run, student, verify)
 
 
 @pytest.mark.points(0.25)

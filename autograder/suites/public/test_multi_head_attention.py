@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.suitelib import layers, mistaken, props, weights
-from autograder.testing import check, expect_raises
+from autograder.suitelib import inputs, mistaken, oracles, weights
+from autograder.testing import check, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -49,7 +49,7 @@ def test_self_attention_matches_pytorch(student):
     def run(impl):
         return _module(impl)(X, X, X, key_padding_mask=KPM)
 
-    expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
+    expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
     check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
           variants=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
 
@@ -65,7 +65,7 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
     def run(impl):
         return _module(impl)(X, MEMORY, MEMORY, attn_mask=attn_mask, average_attn_weights=False)
 
-    expected = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask,
+    expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask,
                                          average_attn_weights=False)
     check(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
                                        "attn_mask[5, 4], average_attn_weights=False)",
@@ -76,15 +76,15 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
 def test_swapping_two_examples_swaps_their_outputs(student):
     """swapping two examples of the batch swaps their outputs and changes nothing else
     ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
-    order = layers.swap_first_two(X.shape[0])
+    order = inputs.swap_first_two(X.shape[0])
 
     def run(impl):
         m = _module(impl)
         swapped = m(X[order], MEMORY[order], MEMORY[order], key_padding_mask=KPM[order][:, :4])
-        return swapped, layers.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
+        return swapped, inputs.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
 
-    layers.expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
-                                          "batch with examples 0 and 1 swapped, against the swapped outputs")
+    expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
+                                   "batch with examples 0 and 1 swapped, against the swapped outputs")
 
 
 @pytest.mark.points(0.5)
@@ -115,8 +115,7 @@ def test_padded_keys_do_not_matter(student):
         m = _module(impl)
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, X + noise, X + noise, key_padding_mask=KPM)[0]
 
-    got = run(student)
-    props.compare_named(run, got, (got[0], got[0]), what="(output, output with padded keys/values changed)")
+    expect_same(run, student, what="output with padded keys/values changed")
 
 
 @pytest.mark.points(0.5)
@@ -133,8 +132,7 @@ def test_causal_mask_hides_the_future(student):
         m = _module(impl)
         return m(X, X, X, attn_mask=causal)[0][:, :3], m(changed, changed, changed, attn_mask=causal)[0][:, :3]
 
-    got = run(student)
-    props.compare_named(run, got, (got[0], got[0]), what="(outputs 0..2, outputs 0..2 with tokens 3.. changed)")
+    expect_same(run, student, what="outputs 0..2 with tokens 3.. changed")
 
 
 @pytest.mark.points(0.5)
@@ -147,7 +145,7 @@ def test_eval_mode_is_deterministic(student):
         m = _module(impl, dropout=0.5)
         return m(X, X, X)[0], m(X, X, X)[0]
 
-    out = weights.torch_mha_forward(STATE, D_MODEL, HEADS, X, X, X)[0]
+    out = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X)[0]
     check(run, student, (out, out), what="two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)")
 
 

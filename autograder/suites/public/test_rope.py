@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.suitelib import formulas, mistaken, props
+from autograder.suitelib import formulas, mistaken
 from autograder.testing import check, expect_raises
 
 pytestmark = pytest.mark.exercise("rope")
@@ -49,9 +49,8 @@ def test_norms_kept_and_scores_relative(student):
         near_q, near_k = rope(q, torch.tensor([4])), rope(k, torch.tensor([0]))
         return far_q.norm(dim=-1), (far_q * far_k).sum(), (near_q * near_k).sum()
 
-    got = run(student)
-    props.compare_named(run, got, (q.norm(dim=-1), got[2], got[2]),
-                        what="(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)", atol=1e-4)
+    check(run, student, lambda got: (q.norm(dim=-1), got[2], got[2]),
+          what="(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)", atol=1e-4)
 
 
 @pytest.mark.points(0.5)

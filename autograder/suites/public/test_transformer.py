@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from autograder.i18n import _
-from autograder.suitelib import layers, seq2seq
-from autograder.testing import Mismatch, check, compare, expect_raises
+from autograder.suitelib import inputs, seq2seq
+from autograder.testing import Mismatch, check, compare, expect_property, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("transformer")
 
@@ -30,8 +30,8 @@ def _model(impl, dropout=0.0):
 
 def _data(seed):
     gen = torch.Generator().manual_seed(seed)
-    src = layers.tokens(gen, SRC_LENGTHS, S, V_SRC, PAD)
-    tgt = layers.tokens(gen, [T] * B, T, V_TGT, PAD)
+    src = inputs.padded_token_ids(gen, SRC_LENGTHS, S, V_SRC, PAD)
+    tgt = inputs.padded_token_ids(gen, [T] * B, T, V_TGT, PAD)
     tgt[:, 0] = BOS
     return gen, src, tgt
 
@@ -65,7 +65,7 @@ def test_causal_leakage(student, seed):
         m.eval()
         return m(src, tgt)[:, :t + 1], m(src, tgt2)[:, :t + 1]
 
-    layers.expect_same(run, student, what=f"logits at positions 0..{t} after changing later target tokens")
+    expect_same(run, student, what=f"logits at positions 0..{t} after changing later target tokens")
 
 
 @pytest.mark.points(1)
@@ -74,15 +74,15 @@ def test_source_padding_invariance(student, seed):
     ko: encode와 forward가 소스 패딩 마스크를 만듭니다: 소스에 패딩을 더 붙여도 결과가 같습니다"""
     _, src, tgt = _data(seed)
     longer = torch.cat([src, torch.full((B, 3), PAD)], dim=1)
-    valid = layers.valid_positions(src == PAD)
+    valid = inputs.valid_positions(src == PAD)
 
     def run(impl):
         m = _model(impl)
         m.eval()
         return (m.encode(src), m(src, tgt)), (m.encode(longer)[:, :S], m(longer, tgt))
 
-    layers.expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
-                       valid=(valid, None))
+    expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
+                valid=(valid, None))
 
 
 @pytest.mark.points(0.5)
@@ -90,15 +90,15 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
     """Swapping two examples of the batch swaps their logits and changes nothing else (batch-first layout)
     ko: 배치의 두 예제를 바꾸면 두 로짓만 서로 바뀌고 나머지는 그대로입니다 (배치 우선 배치)"""
     _, src, tgt = _data(seed)
-    order = layers.swap_first_two(B)
+    order = inputs.swap_first_two(B)
 
     def run(impl):
         m = _model(impl)
         m.eval()
         return m(src[order], tgt[order]), m(src, tgt)[order]
 
-    layers.expect_same(run, student, what="logits on the batch with examples 0 and 1 swapped, against the "
-                                          "swapped logits")
+    expect_same(run, student, what="logits on the batch with examples 0 and 1 swapped, against the "
+                                   "swapped logits")
 
 
 @pytest.mark.points(0.5)
@@ -112,7 +112,7 @@ def test_eval_is_deterministic(student, seed):
         m.eval()
         return m(src, tgt), m(src, tgt)
 
-    layers.expect_same(run, student, what="Transformer(dropout=0.3).eval() logits, second call")
+    expect_same(run, student, what="Transformer(dropout=0.3).eval() logits, second call")
 
 
 @pytest.mark.points(1)
@@ -177,7 +177,7 @@ def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
         eos = seq2seq.choose_eos(free, exclude=(PAD, BOS, never)) if free.dim() == 2 else EOS
         return free, logits, eos, m.greedy_decode(src, BOS, eos, 8)
 
-    layers.expect_property(run, student, _verify_greedy)
+    expect_property(run, student, _verify_greedy)
 
 
 @pytest.mark.points(0.5)

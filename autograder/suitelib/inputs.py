@@ -1,0 +1,162 @@
+"""Inputs a test hands the implementations: sizes, tensors, token ids and masks drawn from the
+test's ``rng`` (a ``torch.Generator``), masks made from lengths, batch reorderings, and calls that
+give the student non-contiguous tensors.
+
+Every drawing function takes the generator first, so a grade is reproducible from the run's seed
+(recorded in results.json). Shapes are kept small: grading time matters more than size, and the
+bugs the suites look for show at any size. Masks follow the kit's convention: True = blocked
+(padding, or a future position).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+# ----------------------------------------------------------------------------- sizes
+
+
+def integer(rng: torch.Generator, low: int, high: int) -> int:
+    """One integer drawn uniformly from ``[low, high]`` (both included).
+
+    Raises:
+        ValueError: ``high < low``.
+    """
+    if high < low:
+        raise ValueError(f"integer(): empty range low={low} > high={high}")
+    return int(torch.randint(low, high + 1, (1,), generator=rng))
+
+
+def distinct(rng: torch.Generator, count: int, low: int, high: int, *, exclude=(), even: bool = False) -> list[int]:
+    """``count`` pairwise different integers from ``[low, high]``, none in ``exclude``.
+
+    With ``even=True`` only even numbers are drawn. Distinct sizes make transposed or swapped axes
+    show up as shape errors or wrong values instead of passing by coincidence.
+
+    Raises:
+        ValueError: the range holds too few candidates.
+    """
+    pool = [n for n in range(low, high + 1) if n not in set(exclude) and (not even or n % 2 == 0)]
+    if len(pool) < count:
+        raise ValueError(f"distinct(): only {len(pool)} candidates in [{low}, {high}] for {count} values")
+    order = torch.randperm(len(pool), generator=rng)[:count]
+    return [pool[int(i)] for i in order]
+
+
+def distinct_dims(rng: torch.Generator, ranges: dict[str, tuple[int, int]],
+                  even: tuple[str, ...] = ()) -> dict[str, int]:
+    """:func:`distinct` by name: one int per name from its inclusive range, all different from each
+    other; names in ``even`` get even values. The narrowest ranges are drawn first, so that a wide
+    range cannot take the only values a narrow one has.
+
+    Raises:
+        ValueError: a range has no value left.
+    """
+    used: set[int] = set()
+    out: dict[str, int] = {}
+    for name, (low, high) in sorted(ranges.items(), key=lambda item: item[1][1] - item[1][0]):
+        choices = [v for v in range(low, high + 1) if v not in used and (name not in even or v % 2 == 0)]
+        if not choices:
+            raise ValueError(f"no value left for {name} in [{low}, {high}] besides {sorted(used)}")
+        value = choices[int(torch.randint(len(choices), (1,), generator=rng))]
+        used.add(value)
+        out[name] = value
+    return {name: out[name] for name in ranges}
+
+
+def layer_dims(rng: torch.Generator) -> dict[str, int]:
+    """Random distinct sizes for a hidden layer test: ``B`` (batch), ``S`` (source length),
+    ``T`` (target length), ``H`` (heads), ``hd`` (head_dim, so ``d_model = H * hd``), ``ff`` (d_ff)."""
+    return distinct_dims(rng, {"B": (2, 4), "S": (5, 9), "T": (3, 8), "H": (2, 4), "hd": (2, 6), "ff": (10, 20)})
+
+# ----------------------------------------------------------------------------- tensors and token ids
+
+
+def randn(rng: torch.Generator, *shape: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
+    """A standard-normal tensor of ``shape`` (times ``scale``), drawn in float64 and cast to ``dtype``."""
+    return (torch.randn(*shape, generator=rng, dtype=torch.float64) * scale).to(dtype)
+
+
+def token_ids(rng: torch.Generator, vocab_size: int, *shape: int, low: int = 0) -> torch.Tensor:
+    """A ``LongTensor`` of ``shape`` with ids in ``[low, vocab_size)``."""
+    return torch.randint(low, vocab_size, shape, generator=rng)
+
+
+def padded_token_ids(rng: torch.Generator, lengths, size: int, vocab: int, pad_id: int = 0) -> torch.Tensor:
+    """``Long[B, size]`` of random ids in ``[1, vocab)`` (never ``pad_id``), ``pad_id`` from
+    ``lengths[b]`` on."""
+    ids = torch.randint(1, vocab, (len(lengths), size), generator=rng)
+    ids = torch.where(ids == pad_id, torch.full_like(ids, vocab - 1 if pad_id != vocab - 1 else 1), ids)
+    return ids.masked_fill(padding_mask(lengths, size), pad_id)
+
+
+def replace_where(x: torch.Tensor, where: torch.Tensor, rng: torch.Generator) -> torch.Tensor:
+    """``x`` with the positions where ``where`` (``Bool[B, S]``) is True redrawn from ``rng``."""
+    noise = 3.0 * torch.randn(x.shape, generator=rng, dtype=x.dtype)
+    return torch.where(where[:, :, None], noise, x)
+
+# ----------------------------------------------------------------------------- masks
+
+
+def padding_mask(lengths, size: int) -> torch.Tensor:
+    """``Bool[B, size]``, True at positions ``>= lengths[b]`` (padding), PyTorch's convention."""
+    lengths = torch.as_tensor(lengths)
+    return torch.arange(size)[None, :] >= lengths[:, None]
+
+
+def random_padding_mask(rng: torch.Generator, batch: int, length: int, *, fully_masked: tuple[int, ...] = (),
+                        min_valid: int = 1) -> torch.Tensor:
+    """A drawn key-padding mask ``Bool[batch, length]``: True at padding.
+
+    Row ``b`` keeps a random number (at least ``min_valid``, at most ``length``) of leading
+    positions and pads the rest, as right-padded batches do; at least one row is padded
+    when ``length > min_valid``. Rows listed in ``fully_masked`` are padding only.
+    """
+    valid = torch.randint(min(min_valid, length), length + 1, (batch,), generator=rng)
+    if batch and length > min_valid and bool((valid == length).all()):
+        valid[0] = length - 1
+    mask = torch.arange(length)[None, :] >= valid[:, None]
+    for b in fully_masked:
+        mask[b] = True
+    return mask
+
+
+def random_mask(rng: torch.Generator, *shape: int, p: float = 0.3) -> torch.Tensor:
+    """A ``BoolTensor`` of ``shape`` with each entry True (blocked) with probability ``p``."""
+    return torch.rand(*shape, generator=rng) < p
+
+
+def causal_mask(size: int) -> torch.Tensor:
+    """``Bool[size, size]``, True strictly above the diagonal (position i may not see j > i)."""
+    return torch.ones(size, size, dtype=torch.bool).triu(1)
+
+
+def valid_positions(padding: torch.Tensor) -> torch.Tensor:
+    """``Bool[B, S, 1]``: True at unpadded positions, for ``check(..., valid=...)``."""
+    return ~padding[:, :, None]
+
+# ----------------------------------------------------------------------------- batch order and memory layout
+
+
+def swap_first_two(batch: int) -> torch.Tensor:
+    """``Long[batch]``: the permutation of a batch that swaps examples 0 and 1 and keeps the rest."""
+    order = torch.arange(batch)
+    order[:2] = torch.tensor([1, 0])
+    return order
+
+
+def batch_permuted(value: Any, order: torch.Tensor) -> Any:
+    """``value`` (a tensor whose first axis is the batch, or a tuple/list of them, or None) reordered
+    by ``order`` along the batch axis."""
+    if isinstance(value, (tuple, list)):
+        return tuple(batch_permuted(v, order) for v in value)
+    return None if value is None else value[order]
+
+
+def noncontiguous(impl, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` run by ``impl`` with every floating tensor argument of two or more
+    elements replaced, inside the child, by a non-contiguous view holding the same values
+    (the wire always delivers contiguous tensors). ``fn`` is a handle (a student's function or
+    module) or, for local implementations, the object itself."""
+    return impl.task("call_noncontiguous", fn, *args, **kwargs)
