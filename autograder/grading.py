@@ -22,6 +22,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from autograder import exercises, limits, notebooks, paths
+from autograder.i18n import using
+from autograder.options import GradingOptions
 from autograder.plugin import SESSION_KEY, write_json_atomic
 from autograder.sandbox import submission_files
 from autograder.untrusted import shown
@@ -70,11 +72,10 @@ def _clean_pytest_env():
                 os.environ[k] = v
 
 
-def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None, seed: int | None = None,
-               lang: str | None = None, call_timeout: float | None = None, time_limit: float | None = None,
-               training: bool = True, verbose: bool = False, files: list[Path] | None = None,
-               memory_limit: int | None = None, error_log: Path | None = None) -> dict:
-    """Run the suites on a prepared submission folder; returns the results dict.
+def run_suites(submission: Path, options: GradingOptions | None = None, **changes) -> dict:
+    """Run the suites on a prepared submission folder as ``options`` ask (a
+    :class:`autograder.options.GradingOptions`; ``changes`` are fields set on it, e.g.
+    ``run_suites(folder, names=["masks"], seed=3)``); returns the results dict.
 
     ``time_limit`` (seconds, default 1300) bounds the time spent in tests: each exercise gets
     its share by points (:mod:`autograder.timeshare`). ``memory_limit`` (bytes) caps the child's
@@ -84,8 +85,13 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
     ``training=False`` leaves out the tests marked ``training`` (they train a model).
     ``files`` replaces the kit's suites by these test files (the kit's own tests use a small
     suite of their own); ``visibility`` and ``names`` then select nothing.
+
+    Raises:
+        autograder.options.OptionsError: an invalid option (a ValueError).
+        ValueError: no test suites selected.
     """
-    files = [Path(f) for f in files] if files is not None else suite_files(visibility, names)
+    options = GradingOptions.of(options, **changes)
+    files = list(options.files) if options.files is not None else suite_files(options.visibility, options.names)
     if not files:
         raise ValueError("no test suites selected")
     suites = paths.suites_dir()
@@ -96,25 +102,13 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
         "-p", "autograder.plugin", "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:logging",
         "-p", "no:unraisableexception",  # its gc.collect() costs ~0.3 s; no student code runs here
         "--submission", str(submission), "-q", "--tb=no", "-W", "ignore",
-    ]
-    if seed is not None:
-        args += ["--tkit-seed", str(seed)]
-    if lang:
-        args += ["--tkit-lang", lang]
-    if call_timeout:
-        args += ["--tkit-call-timeout", str(call_timeout)]
-    if time_limit:
-        args += ["--tkit-time-limit", str(time_limit)]
-    if memory_limit:
-        args += ["--tkit-memory-limit", str(int(memory_limit))]
-    if error_log:
-        args += ["--tkit-error-log", str(error_log)]
-    if not training:
+    ] + options.plugin_args()
+    if not options.training:
         args += ["-m", "not training"]
     grabber = _ResultGrabber()
     sink = io.StringIO()
     with _clean_pytest_env():
-        if verbose:
+        if options.verbose:
             code = pytest.main(args, plugins=[grabber])
         else:
             with contextlib.redirect_stdout(sink):
@@ -311,16 +305,20 @@ def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> N
                                     f"({type(exc).__name__}: {shown(str(exc)[:200])})") from None
 
 
-def grade_submission(path: Path, out_dir: Path | None = None, **options) -> dict:
+def grade_submission(path: Path, out_dir: Path | None = None, options: GradingOptions | None = None,
+                     **changes) -> dict:
     """Grade the submission at ``path`` (folder, .zip or .ipynb) and, with ``out_dir``,
-    write ``out_dir/results.json``. ``options`` go to :func:`run_suites`.
+    write ``out_dir/results.json``. ``options`` (and ``changes`` to it) go to :func:`run_suites`;
+    the messages of preparing the submission are in ``options.lang`` too.
 
     ``results["extra_data"]["warnings"]`` lists what preparing the submission removed or
     ignored (IPython magics in notebooks, a notebook shadowed by its ``.py``); they are
-    also appended to ``results["output"]``."""
+    also appended to ``results["output"]``. Raises :class:`SubmissionFormatError` for a
+    submission the kit cannot read, OptionsError (a ValueError) for invalid options."""
+    options = GradingOptions.of(options, **changes)
     notes: list[str] = []
-    with prepared(Path(path), notes) as folder:
-        results = run_suites(folder, **options)
+    with using(options.lang), prepared(Path(path), notes) as folder:
+        results = run_suites(folder, options)
     results["extra_data"]["submission"] = str(path)
     results["extra_data"]["warnings"] = notes
     if notes:

@@ -17,7 +17,6 @@ def command(lang, markdown):
     """
     from autograder import exercises, i18n, suite_index  # here: ``tkit --help`` imports no pytest
 
-    lang = lang or i18n.default_language()
     public = {name: split.get("public", 0.0)
               for name, split in suite_index.points_split(suite_index.collect()).items()}
     if markdown:
@@ -25,9 +24,8 @@ def command(lang, markdown):
         return
     click.echo(f"{'exercise':<22} {'points':>6} {'public':>6} {'hidden':>6}  title")
     for ex in exercises.EXERCISES:
-        title = ex.title_ko if lang == "ko" else ex.title_en
         shown = public.get(ex.name, 0.0)
-        click.echo(f"{ex.name:<22} {ex.points:>6g} {shown:>6g} {ex.points - shown:>6g}  {title}")
+        click.echo(f"{ex.name:<22} {ex.points:>6g} {shown:>6g} {ex.points - shown:>6g}  {ex.title}")
     total_public = sum(public.get(n, 0.0) for n in exercises.NAMES)
     click.echo(f"{'total':<22} {exercises.total_points():>6g} {total_public:>6g} "
                f"{exercises.total_points() - total_public:>6g}")
