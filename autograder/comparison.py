@@ -16,7 +16,7 @@ import torch
 
 from autograder.child import wire
 from autograder.context import current
-from autograder.i18n import _, language
+from autograder.i18n import _
 
 if TYPE_CHECKING:  # instructor-only: the student edition ships no mistake catalog
     from autograder import catalog

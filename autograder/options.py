@@ -96,26 +96,12 @@ class GradingOptions:
         self.validate()
 
     def validate(self) -> None:
-        """Raise :class:`OptionsError` naming the first invalid field (see the class docstring)."""
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
-                                      or not 0 <= self.seed <= MAX_SEED):
-            raise OptionsError("seed", f"the seed must be a whole number from 0 to 2**63 - 1, got {self.seed!r}")
-        if not self.visibility or any(v not in VISIBILITIES for v in self.visibility):
-            raise OptionsError("visibility", f"visibility must be some of {', '.join(VISIBILITIES)}, "
-                                             f"got {self.visibility!r}")
-        for name in self.names or ():
+        """Raise :class:`OptionsError` naming the first invalid field (:data:`CHECKS`)."""
+        for name, check in CHECKS.items():
             try:
-                exercises.get(name)
+                check(getattr(self, name))
             except ValueError as exc:
-                raise OptionsError("names", str(exc)) from None
-        try:
-            i18n.check_language(self.lang)
-        except ValueError as exc:
-            raise OptionsError("lang", str(exc)) from None
-        for name in ("call_timeout", "time_limit", "memory_limit"):
-            value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise OptionsError(name, f"{name} must be positive, got {value!r}")
+                raise OptionsError(name, str(exc)) from None
 
     @classmethod
     def of(cls, options: "GradingOptions | Mapping[str, Any] | None" = None, **changes) -> "GradingOptions":
@@ -150,6 +136,44 @@ class GradingOptions:
         """The options a pytest ``config`` was given by :meth:`plugin_args` (the plugin's own
         fields; the rest at their defaults, which the plugin does not use)."""
         return cls(**{name: config.getoption(f"tkit_{name}") for name in PLUGIN_FLAGS})
+
+
+def check_seed(seed) -> None:
+    """None, or a whole number from 0 to 2**63 - 1 (ValueError otherwise)."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise ValueError(f"the seed must be a whole number from 0 to 2**63 - 1, got {seed!r}")
+
+
+def check_names(names) -> None:
+    """None, or exercise names of :mod:`autograder.exercises` (ValueError naming the valid ones)."""
+    for name in names or ():
+        exercises.get(name)
+
+
+def check_visibility(visibility) -> None:
+    """Some of ``public``/``hidden``, at least one (ValueError otherwise)."""
+    if not visibility or any(v not in VISIBILITIES for v in visibility):
+        raise ValueError(f"visibility must be some of {', '.join(VISIBILITIES)}, got {visibility!r}")
+
+
+def _positive(name: str):
+    def check(value) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+            raise ValueError(f"{name.replace('_', ' ')} must be a positive number, got {value!r}")
+    return check
+
+
+# field -> its validator (ValueError with a message for a person), used by GradingOptions and the
+# commands' options (autograder/commands/options.py) alike
+CHECKS = {
+    "seed": check_seed,
+    "names": check_names,
+    "visibility": check_visibility,
+    "lang": i18n.check_language,
+    "call_timeout": _positive("call_timeout"),
+    "time_limit": _positive("time_limit"),
+    "memory_limit": _positive("memory_limit"),
+}
 
 
 def add_plugin_options(group) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from autograder.commands.options import lang_option
+
 
 @click.command(name="list")
-@click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the titles.")
+@lang_option(help="Language of the titles.")
 @click.option("--markdown", is_flag=True,
               help="Print the README's points table (Markdown) instead; README.md must hold this output.")
 def command(lang, markdown):
@@ -15,7 +17,7 @@ def command(lang, markdown):
     The public points are read from the public suite's markers; the hidden ones are the rest
     (the student edition has no hidden suite to read).
     """
-    from autograder import exercises, i18n, suite_index  # here: ``tkit --help`` imports no pytest
+    from autograder import exercises, suite_index  # here: ``tkit --help`` imports no pytest
 
     public = {name: split.get("public", 0.0)
               for name, split in suite_index.points_split(suite_index.collect()).items()}
