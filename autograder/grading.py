@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from autograder import exercises, limits, notebooks, paths
-from autograder.i18n import using
+from autograder.i18n import _, using
 from autograder.options import GradingOptions
 from autograder.plugin import SESSION_KEY, write_json_atomic
 from autograder.sandbox import submission_files
@@ -187,8 +187,8 @@ def _check_code(folder: Path) -> None:
     the file system) is over :data:`limits.SUBMISSION_CODE_MAX_BYTES`."""
     files = submission_files(folder)
     if len(files) > MAX_ZIP_FILES:
-        raise SubmissionFormatError(f"{len(files)} modules; the grader takes at most {MAX_ZIP_FILES} "
-                                    f"(모듈 파일이 너무 많습니다)")
+        raise SubmissionFormatError(_("{count} modules; the grader takes at most {limit}").format(
+            count=len(files), limit=MAX_ZIP_FILES))
     try:
         limits.check_code_size({shown(p.name): p.stat().st_size for p in files})
     except limits.SubmissionTooLarge as exc:
@@ -201,9 +201,9 @@ def _check_intake(sizes: dict[str, int]) -> None:
     total, limit = sum(sizes.values()), limits.SUBMISSION_INTAKE_MAX_BYTES
     if total > limit:
         names = ", ".join(shown(n) for n in sorted(sizes, key=lambda n: -sizes[n])[:3])
-        raise SubmissionFormatError(
-            f"{names}: {total // 2**20} MB to read; the grader reads at most {limit // 2**20} MB of a "
-            f"submission's files / 제출 파일이 {total // 2**20} MB 로 최대 {limit // 2**20} MB 를 넘습니다")
+        raise SubmissionFormatError(_(
+            "{names}: {size} MB to read; the grader reads at most {limit} MB of a submission's files").format(
+            names=names, size=total // 2**20, limit=limit // 2**20))
 
 
 def _notebooks_to_convert(folder: Path) -> list[Path]:
@@ -221,8 +221,8 @@ def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
     for entry in submission_files(src):
         shutil.copyfile(entry, dest / entry.name)
         if entry.with_suffix(".ipynb").is_file():
-            notes.append(f"{entry.stem}.ipynb: ignored, {entry.name} is graded instead "
-                         f"({entry.name} 파일을 대신 채점합니다)")
+            notes.append(_("{notebook}: ignored, {module} is graded instead").format(
+                notebook=f"{entry.stem}.ipynb", module=entry.name))
     for nb in _notebooks_to_convert(src):
         _convert_notebook(nb, dest / f"{nb.stem}.py", notes)
 
