@@ -30,13 +30,13 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
 
     Exits 0 only when every checked test passes.
     """
+    options = grading_options({"names": "EXERCISE"}, visibility=("public",), names=exercise, seed=seed, lang=lang)
     from autograder.sandbox import zygote_parent
 
     zygote_parent.prestart()  # the sandbox's import of torch overlaps ours
     from autograder import grading, i18n, paths
     from autograder.console import print_results
 
-    options = grading_options({"names": "EXERCISE"}, visibility=("public",), names=exercise, seed=seed, lang=lang)
     use_data_dir(data_dir)
     path = path or default_path(paths)
     try:
