@@ -38,6 +38,7 @@ The results follow Gradescope's results.json schema (``score``, ``execution_time
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -201,8 +202,8 @@ class GradingSession:
 
     # -- hooks -------------------------------------------------------------------
     def pytest_sessionstart(self, session):
-        self._language = using(self.lang)   # left in pytest_sessionfinish
-        self._language.__enter__()
+        self._scope = contextlib.ExitStack()   # closed in pytest_sessionfinish
+        self._scope.enter_context(using(self.lang))
         # The parent's torch work (references, expected values, mutants) is on tiny tensors: one
         # intra-op thread, as in the child. With several, each op waits at a barrier for a thread
         # the other workers' processes keep off the cores (measured: 2.5-4x slower per student
@@ -268,8 +269,8 @@ class GradingSession:
         self.results = self.build_results()
         if self.results_path:
             write_json_atomic(Path(self.results_path), self.results)
-        if getattr(self, "_language", None) is not None:
-            self._language.__exit__(None, None, None)
+        if getattr(self, "_scope", None) is not None:
+            self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
 
     # -- results -----------------------------------------------------------------
