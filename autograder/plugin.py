@@ -174,8 +174,8 @@ class GradingSession:
     ``options.time_limit`` (seconds) bounds the time the submission's child may take: each
     exercise may take its share (:mod:`autograder.timeshare`) in its own tests, so an exercise
     that exhausts its share never costs another one time. ``options.error_log`` is the
-    instructor-only file for grader errors. ``run`` is the run's
-    :class:`autograder.context.RunState`."""
+    instructor-only file for grader errors. ``self.options`` are ``options`` with the run's seed;
+    ``run`` is the run's :class:`autograder.context.RunState`."""
 
     def __init__(self, submission: Path, options: GradingOptions | None = None):
         options = options or GradingOptions()
