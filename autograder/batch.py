@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from autograder.options import GradingOptions
 from autograder.untrusted import shown, submission_dir
 
 Todo = list[tuple[str, Path]]
@@ -86,14 +87,14 @@ def shard(todo: Todo, k: int, n: int) -> Todo:
     return sorted(todo, key=lambda item: item[0])[k::n]
 
 
-def grade_one(sid: str, path: Path, out_dir: Path, options: dict):
-    """Grade one submission into ``out_dir/submissions/<safe id>/results.json`` (see
-    :func:`autograder.untrusted.submission_dir`); returns the results dict, the
+def grade_one(sid: str, path: Path, out_dir: Path, options: GradingOptions):
+    """Grade one submission as ``options`` ask into ``out_dir/submissions/<safe id>/results.json``
+    (see :func:`autograder.untrusted.submission_dir`); returns the results dict, the
     :class:`grading.SubmissionFormatError`, or a :class:`GradingError` for a grader failure."""
     from autograder import grading  # here, not at the top: workers start their zygote first
 
     try:
-        return grading.grade_submission(path, submission_dir(out_dir, sid), **options)
+        return grading.grade_submission(path, submission_dir(out_dir, sid), options=options)
     except grading.SubmissionFormatError as exc:
         return exc
     except Exception as exc:  # a grader bug on one submission must not end the batch
@@ -135,39 +136,45 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
     threading.Thread(target=watch, name="tkit-parent-watch", daemon=True).start()
 
 
-def _work(job: tuple[str, Path, Path, dict]) -> tuple[str, Path, object, float]:
+def _work(job: tuple[str, Path, Path, GradingOptions]) -> tuple[str, Path, object, float]:
     sid, path, out_dir, options = job
     t0 = time.monotonic()
     result = grade_one(sid, path, out_dir, options)
     return sid, path, result, time.monotonic() - t0
 
 
-def _in_process(todo: Todo, out_dir: Path, options: dict) -> Iterator[tuple[str, Path, object, float]]:
+def _in_process(todo: Todo, out_dir: Path, options: GradingOptions) -> Iterator[tuple[str, Path, object, float]]:
     for sid, path in todo:
         yield _work((sid, path, out_dir, options))
 
 
-def _in_pool(pool, todo: Todo, out_dir: Path, options: dict) -> Iterator[tuple[str, Path, object, float]]:
+def _in_pool(pool, todo: Todo, out_dir: Path, options: GradingOptions) -> Iterator[tuple[str, Path, object, float]]:
     jobs = [(sid, path, out_dir, options) for sid, path in todo]
     yield from pool.imap_unordered(_work, jobs, chunksize=1)
 
 
-def grade_many(todo: Todo, out_dir: Path, *, options: dict, on_result: Callable[[str, Path, object], None],
-               workers: int | None = 1, progress: bool = False) -> BatchStats:
+def grade_many(todo: Todo, out_dir: Path, *, options: GradingOptions | dict | None = None,
+               on_result: Callable[[str, Path, object], None], workers: int | None = 1,
+               progress: bool = False) -> BatchStats:
     """Grade each submission into ``out_dir/submissions/<safe id>/results.json``.
 
-    ``options`` go to :func:`autograder.grading.grade_submission`. ``on_result`` is called in
+    ``options`` (a :class:`autograder.options.GradingOptions`, or a mapping of its fields) go to
+    :func:`autograder.grading.grade_submission`, with the error log in ``out_dir`` unless they
+    name one (every worker gets the same frozen value). ``on_result`` is called in
     this process as each submission finishes, with the results dict, or the exception when the
     submission could not be graded (:class:`grading.SubmissionFormatError`, :class:`GradingError`).
     ``workers``: parallel worker processes (``None``: :func:`default_workers`; 1: grade in this
     process). ``progress``: show a progress bar with an ETA on stderr. Raises
-    :class:`Interrupted` on Ctrl-C, after reporting every finished submission.
+    :class:`Interrupted` on Ctrl-C, after reporting every finished submission, and
+    :class:`autograder.options.OptionsError` (a ValueError) for invalid options, before grading.
     """
     workers = default_workers() if workers is None else int(workers)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     out_dir = Path(out_dir)
-    options = {"error_log": out_dir / ERROR_LOG_NAME, **options}
+    options = GradingOptions.of(options)
+    if options.error_log is None:
+        options = options.replace(error_log=out_dir / ERROR_LOG_NAME)
     stats = BatchStats(total=len(todo), workers=min(workers, max(1, len(todo))))
     t0 = time.monotonic()
     tmp_root = tempfile.mkdtemp(prefix="tkit-batch-")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from autograder.child import wire
-from autograder.context import CURRENT
-from autograder.i18n import _, language
+from autograder.context import current
+from autograder.i18n import _
 
 if TYPE_CHECKING:  # instructor-only: the student edition ships no mistake catalog
     from autograder import catalog
@@ -37,7 +37,7 @@ class Mismatch(AssertionError):
         if self.mistake is None:
             return self.message
         label = _("Different convention") if self.mistake.convention else _("Likely mistake")
-        return f"{self.message}\n{label}: {self.mistake.hint(language())} [{self.mistake.id}]"
+        return f"{self.message}\n{label}: {self.mistake.hint()} [{self.mistake.id}]"
 
 
 def _fmt_index(flat: int, shape) -> str:
@@ -67,7 +67,8 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
     by default it does so in public tests only (hidden tests keep their values private).
     """
     if show_expected is None:
-        show_expected = CURRENT.visibility == "public"
+        ctx = current(required=False)
+        show_expected = ctx is not None and ctx.visibility == "public"
     if isinstance(expected, torch.Tensor):
         _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
     elif isinstance(expected, (tuple, list)):

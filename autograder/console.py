@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from autograder import exercises, not_graded
-from autograder.i18n import _, language
+from autograder.i18n import _
 
 
 def exercise_rows(results: dict) -> list[tuple[str, float, float, int, int]]:
@@ -96,7 +96,6 @@ def _print_not_graded(results: dict, console: Console) -> None:
 
 
 def _table(results: dict) -> Table:
-    ko = language() == "ko"
     ungraded = not_graded.of_results(results)
     table = Table(title=_("Results"), show_lines=False)
     table.add_column(_("exercise"))
@@ -109,7 +108,7 @@ def _table(results: dict) -> Table:
         points = f"{score:g}/{max_score:g}"
         if name in ungraded:
             style, points = "magenta", f"{points} ({_('not graded')})"
-        table.add_row(name, ex.title_ko if ko else ex.title_en, f"{passed}/{total}", points, style=style)
+        table.add_row(name, ex.title, f"{passed}/{total}", points, style=style)
     table.add_row("", _("total"), "", f"{results['score']:g}/{results['extra_data']['max_score']:g}",
                   style="bold")
     return table

@@ -1,53 +1,93 @@
-"""The running test and what the run has learnt so far (:data:`CURRENT`), set by the plugin.
+"""The running test's context (:func:`current`), kept on pytest's stash by the plugin.
 
-Read by the comparison helpers (:mod:`autograder.comparison`: public tests show expected
-values) and by :func:`autograder.testing.identify`; importable from :mod:`autograder.testing`.
+The plugin (:class:`autograder.plugin.GradingSession`) keeps one :class:`RunState` per grading
+run (on the session, itself on ``config.stash``) and one :class:`TestContext` per test (on
+``item.stash``), and marks the latter as the running one for the test's setup, call and
+teardown (:func:`running`). Readers (the comparison helpers, :func:`autograder.testing.identify`,
+the training checks) ask :func:`current`. Importable from :mod:`autograder.testing`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from autograder.hybrid import Hybrids
 
 
-@dataclass
-class TestContext:
-    """What the running test is, and what the run has learnt so far: set by the plugin.
+class NoTestRunning(RuntimeError):
+    """:func:`current` was asked outside a graded test."""
 
-    ``student`` is the submission (a RemoteImpl) whose composites :func:`identify` may re-run on
-    the reference components (``hybrids``); ``graded`` holds the exercises that have run tests in
-    this run and ``named`` the catalog mistakes named per exercise (read by reports and the
-    training tests, never by :func:`identify`, whose answer must not depend on what else the run
-    grades); ``blamed`` maps a failing composite test's id to ``(exercise, culprits)`` when the composite's
-    own code gave the expected result on the reference components (its components are to blame;
-    ``culprits`` those that alone change its output).
+
+@dataclass
+class RunState:
+    """What one grading run (one submission) is and has learnt so far.
+
+    ``seed`` is the run's seed (``GradingOptions.seed``; the training checks draw from it);
+    ``student`` the submission (a RemoteImpl) whose composites :func:`autograder.testing.identify`
+    may re-run on the reference components (``hybrids``); ``graded`` holds the exercises that have
+    run tests and ``named`` the catalog mistakes named per exercise (read by reports and the
+    training tests, never by ``identify``, whose answer must not depend on what else the run
+    grades); ``blamed`` maps a failing composite test's id to ``(exercise, culprits)`` when the
+    composite's own code gave the expected result on the reference components (its components
+    are to blame; ``culprits`` those that alone change its output).
     """
 
-    exercise: str | None = None
-    nodeid: str = ""
     seed: int = 0
     student: Any = None
-    visibility: str | None = None  # the running test's (``public`` or ``hidden``)
-    run_seed: int = 0  # the run's seed (``--tkit-seed``); the training checks draw from it
     graded: set = field(default_factory=set)
     named: dict = field(default_factory=dict)
     blamed: dict = field(default_factory=dict)
     hybrids: Any = None
 
-    def start_run(self) -> None:
-        """Forget what an earlier run learnt (a new submission)."""
-        self.end_run()
-        self.graded, self.named, self.blamed = set(), {}, {}
+    def start(self, student: Any) -> None:
+        """Begin grading ``student``: start the run's hybrid children (:mod:`autograder.hybrid`)."""
+        self.student = student
         self.hybrids = Hybrids()
 
-    def end_run(self) -> None:
-        """Stop the run's hybrid children (see :mod:`autograder.hybrid`)."""
+    def close(self) -> None:
+        """Stop the run's hybrid children."""
         if self.hybrids is not None:
             self.hybrids.close()
         self.hybrids = None
         self.student = None
 
 
-CURRENT = TestContext()
+@dataclass
+class TestContext:
+    """The running test: its ``exercise``, ``nodeid``, ``seed`` (derived from the run's seed and
+    the test's id), ``visibility`` (``public`` or ``hidden``) and its ``run``."""
+
+    __test__ = False  # not a pytest test class
+
+    exercise: str | None = None
+    nodeid: str = ""
+    seed: int = 0
+    visibility: str | None = None
+    run: RunState = field(default_factory=RunState)
+
+
+_RUNNING: contextvars.ContextVar[TestContext | None] = contextvars.ContextVar("tkit_test", default=None)
+
+
+def current(required: bool = True) -> TestContext | None:
+    """The running test's context. Outside a graded test: None when not ``required``, else
+    :class:`NoTestRunning`."""
+    ctx = _RUNNING.get()
+    if ctx is None and required:
+        raise NoTestRunning("no graded test is running: this helper reads the running test's context, "
+                            "which the grading plugin sets (run the suites through autograder.grading)")
+    return ctx
+
+
+@contextlib.contextmanager
+def running(ctx: TestContext) -> Iterator[TestContext]:
+    """Make ``ctx`` the running test's context inside the block (the plugin, per test; a test
+    of the kit that calls the helpers directly)."""
+    token = _RUNNING.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _RUNNING.reset(token)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from autograder.comparison import Mismatch, compare, distance
+from autograder.i18n import authored
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,9 @@ class Known:
     hint_ko: str
     convention: bool = False
 
-    def hint(self, lang: str = "en") -> str:
-        """The hint in ``lang`` (``"ko"`` or English)."""
-        return self.hint_ko if lang == "ko" else self.hint_en
+    def hint(self) -> str:
+        """The hint in the current language (:func:`autograder.i18n.authored`)."""
+        return authored(self.hint_en, self.hint_ko)
 
 
 def _k(id: str, exercise: str, en: str, ko: str, convention: bool = False) -> Known:

@@ -17,6 +17,13 @@ class Exercise:
     points: float      # share of the 100 points, public and hidden tests together
     depends: tuple[str, ...] = ()
 
+    @property
+    def title(self) -> str:
+        """The title in the current language (:func:`autograder.i18n.authored`)."""
+        from autograder.i18n import authored
+
+        return authored(self.title_en, self.title_ko)
+
 
 EXERCISES: tuple[Exercise, ...] = (
     Exercise("embedding", "Token embedding", "토큰 임베딩", 5),

@@ -22,6 +22,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from autograder import exercises, limits, notebooks, paths
+from autograder.i18n import _, using
+from autograder.options import GradingOptions
 from autograder.plugin import SESSION_KEY, write_json_atomic
 from autograder.sandbox import submission_files
 from autograder.untrusted import shown
@@ -70,11 +72,10 @@ def _clean_pytest_env():
                 os.environ[k] = v
 
 
-def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None, seed: int | None = None,
-               lang: str | None = None, call_timeout: float | None = None, time_limit: float | None = None,
-               training: bool = True, verbose: bool = False, files: list[Path] | None = None,
-               memory_limit: int | None = None, error_log: Path | None = None) -> dict:
-    """Run the suites on a prepared submission folder; returns the results dict.
+def run_suites(submission: Path, options: GradingOptions | None = None, **changes) -> dict:
+    """Run the suites on a prepared submission folder as ``options`` ask (a
+    :class:`autograder.options.GradingOptions`; ``changes`` are fields set on it, e.g.
+    ``run_suites(folder, names=["masks"], seed=3)``); returns the results dict.
 
     ``time_limit`` (seconds, default 1300) bounds the time spent in tests: each exercise gets
     its share by points (:mod:`autograder.timeshare`). ``memory_limit`` (bytes) caps the child's
@@ -84,8 +85,13 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
     ``training=False`` leaves out the tests marked ``training`` (they train a model).
     ``files`` replaces the kit's suites by these test files (the kit's own tests use a small
     suite of their own); ``visibility`` and ``names`` then select nothing.
+
+    Raises:
+        autograder.options.OptionsError: an invalid option (a ValueError).
+        ValueError: no test suites selected.
     """
-    files = [Path(f) for f in files] if files is not None else suite_files(visibility, names)
+    options = GradingOptions.of(options, **changes)
+    files = list(options.files) if options.files is not None else suite_files(options.visibility, options.names)
     if not files:
         raise ValueError("no test suites selected")
     suites = paths.suites_dir()
@@ -96,25 +102,13 @@ def run_suites(submission: Path, *, visibility=("public", "hidden"), names=None,
         "-p", "autograder.plugin", "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:logging",
         "-p", "no:unraisableexception",  # its gc.collect() costs ~0.3 s; no student code runs here
         "--submission", str(submission), "-q", "--tb=no", "-W", "ignore",
-    ]
-    if seed is not None:
-        args += ["--tkit-seed", str(seed)]
-    if lang:
-        args += ["--tkit-lang", lang]
-    if call_timeout:
-        args += ["--tkit-call-timeout", str(call_timeout)]
-    if time_limit:
-        args += ["--tkit-time-limit", str(time_limit)]
-    if memory_limit:
-        args += ["--tkit-memory-limit", str(int(memory_limit))]
-    if error_log:
-        args += ["--tkit-error-log", str(error_log)]
-    if not training:
+    ] + options.plugin_args()
+    if not options.training:
         args += ["-m", "not training"]
     grabber = _ResultGrabber()
     sink = io.StringIO()
     with _clean_pytest_env():
-        if verbose:
+        if options.verbose:
             code = pytest.main(args, plugins=[grabber])
         else:
             with contextlib.redirect_stdout(sink):
@@ -193,8 +187,8 @@ def _check_code(folder: Path) -> None:
     the file system) is over :data:`limits.SUBMISSION_CODE_MAX_BYTES`."""
     files = submission_files(folder)
     if len(files) > MAX_ZIP_FILES:
-        raise SubmissionFormatError(f"{len(files)} modules; the grader takes at most {MAX_ZIP_FILES} "
-                                    f"(모듈 파일이 너무 많습니다)")
+        raise SubmissionFormatError(_("{count} modules; the grader takes at most {limit}").format(
+            count=len(files), limit=MAX_ZIP_FILES))
     try:
         limits.check_code_size({shown(p.name): p.stat().st_size for p in files})
     except limits.SubmissionTooLarge as exc:
@@ -207,9 +201,9 @@ def _check_intake(sizes: dict[str, int]) -> None:
     total, limit = sum(sizes.values()), limits.SUBMISSION_INTAKE_MAX_BYTES
     if total > limit:
         names = ", ".join(shown(n) for n in sorted(sizes, key=lambda n: -sizes[n])[:3])
-        raise SubmissionFormatError(
-            f"{names}: {total // 2**20} MB to read; the grader reads at most {limit // 2**20} MB of a "
-            f"submission's files / 제출 파일이 {total // 2**20} MB 로 최대 {limit // 2**20} MB 를 넘습니다")
+        raise SubmissionFormatError(_(
+            "{names}: {size} MB to read; the grader reads at most {limit} MB of a submission's files").format(
+            names=names, size=total // 2**20, limit=limit // 2**20))
 
 
 def _notebooks_to_convert(folder: Path) -> list[Path]:
@@ -227,8 +221,8 @@ def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
     for entry in submission_files(src):
         shutil.copyfile(entry, dest / entry.name)
         if entry.with_suffix(".ipynb").is_file():
-            notes.append(f"{entry.stem}.ipynb: ignored, {entry.name} is graded instead "
-                         f"({entry.name} 파일을 대신 채점합니다)")
+            notes.append(_("{notebook}: ignored, {module} is graded instead").format(
+                notebook=f"{entry.stem}.ipynb", module=entry.name))
     for nb in _notebooks_to_convert(src):
         _convert_notebook(nb, dest / f"{nb.stem}.py", notes)
 
@@ -311,16 +305,20 @@ def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> N
                                     f"({type(exc).__name__}: {shown(str(exc)[:200])})") from None
 
 
-def grade_submission(path: Path, out_dir: Path | None = None, **options) -> dict:
+def grade_submission(path: Path, out_dir: Path | None = None, options: GradingOptions | None = None,
+                     **changes) -> dict:
     """Grade the submission at ``path`` (folder, .zip or .ipynb) and, with ``out_dir``,
-    write ``out_dir/results.json``. ``options`` go to :func:`run_suites`.
+    write ``out_dir/results.json``. ``options`` (and ``changes`` to it) go to :func:`run_suites`;
+    the messages of preparing the submission are in ``options.lang`` too.
 
     ``results["extra_data"]["warnings"]`` lists what preparing the submission removed or
     ignored (IPython magics in notebooks, a notebook shadowed by its ``.py``); they are
-    also appended to ``results["output"]``."""
+    also appended to ``results["output"]``. Raises :class:`SubmissionFormatError` for a
+    submission the kit cannot read, OptionsError (a ValueError) for invalid options."""
+    options = GradingOptions.of(options, **changes)
     notes: list[str] = []
-    with prepared(Path(path), notes) as folder:
-        results = run_suites(folder, **options)
+    with using(options.lang), prepared(Path(path), notes) as folder:
+        results = run_suites(folder, options)
     results["extra_data"]["submission"] = str(path)
     results["extra_data"]["warnings"] = notes
     if notes:

@@ -1,18 +1,23 @@
 """Student-facing text in English and Korean, through gettext.
 
-``_("...")`` translates into the current language (``set_language("ko")``, or the
-``--lang`` option), falling back to the English msgid when a catalog lacks it. The
+One path for every message the engine produces at run time: ``_("...")`` translates into
+the current language, falling back to the English msgid when a catalog lacks it, and
+``with using(lang):`` sets that language for a block (every ``tkit`` command enters it for its
+``--lang``; the grading plugin for ``GradingOptions.lang``). Text an author wrote in both
+languages (catalog hints, exercise titles, suite messages) is picked with :func:`authored`. The
 catalogs are ``autograder/locale/<lang>/LC_MESSAGES/tkit.po`` (compiled to ``.mo``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import gettext
 import locale
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 DOMAIN = "tkit"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
@@ -36,21 +41,44 @@ def default_language() -> str:
     return "ko" if loc.lower().startswith("ko") else "en"
 
 
-def set_language(lang: str | None) -> str | None:
-    """Use ``lang`` ('en' or 'ko'; None = the default) for later ``_()`` calls.
-
-    Returns the previous setting, so a caller can restore it with ``set_language(previous)``.
-    Raises ValueError for another language.
-    """
+def check_language(lang: str | None) -> str | None:
+    """``lang`` when it is one of :data:`LANGUAGES` or None (the default); raises ValueError."""
     if lang is not None and lang not in LANGUAGES:
-        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
+    return lang
+
+
+@contextlib.contextmanager
+def using(lang: str | None) -> Iterator[str]:
+    """Translate ``_()`` calls into ``lang`` ('en' or 'ko'; None or '' = the language around the
+    block, at the outermost :func:`default_language`) inside the block, restoring the previous
+    language after it; yields the language in use. Raises ValueError for another language
+    (before the block runs)."""
+    token = _current.set(check_language(lang or None) or _current.get())
+    try:
+        yield language()
+    finally:
+        _current.reset(token)
+
+
+def set_language(lang: str | None) -> str | None:
+    """Use ``lang`` for later ``_()`` calls in this context, without a block to end it (for an
+    interactive session; code with a scope uses :func:`using`). Returns the previous setting.
+    Raises ValueError for another language."""
     previous = _current.get() or None
-    _current.set(lang or "")
+    _current.set(check_language(lang or None) or "")
     return previous
 
 
 def language() -> str:
+    """The current language: the innermost :func:`using`'s, else :func:`default_language`."""
     return _current.get() or default_language()
+
+
+def authored(en: str, ko: str) -> str:
+    """``en`` or ``ko``, whichever is the current language: for text an author wrote in both
+    languages (catalog hints, exercise titles), which no catalog translates."""
+    return ko if language() == "ko" else en
 
 
 @lru_cache(maxsize=None)

@@ -23,7 +23,7 @@ SUBMISSION_INTAKE_MAX_BYTES = 64 * 1024 * 1024
 
 class SubmissionTooLarge(ValueError):
     """A submission's material is over one of the limits above. The message names the limit,
-    the size found and the file(s), in English and Korean; it costs that submission only."""
+    the size found and the file(s), in the current language; it costs that submission only."""
 
 
 def check_code_size(sizes: dict[str, int], limit: int = SUBMISSION_CODE_MAX_BYTES) -> None:
@@ -38,7 +38,8 @@ def check_code_size(sizes: dict[str, int], limit: int = SUBMISSION_CODE_MAX_BYTE
         return
     largest = ", ".join(f"{name} ({size // 1024} KB)"
                         for name, size in sorted(sizes.items(), key=lambda kv: -kv[1])[:3])
-    raise SubmissionTooLarge(
-        f"the submission's code is {total // 1024} KB in all; the grader accepts at most "
-        f"{limit // 1024} KB (largest: {largest}) / 제출한 코드가 모두 {total // 1024} KB 로 "
-        f"최대 {limit // 1024} KB 를 넘습니다")
+    from autograder.i18n import _
+
+    raise SubmissionTooLarge(_(
+        "the submission's code is {total} KB in all; the grader accepts at most {limit} KB (largest: {largest})"
+    ).format(total=total // 1024, limit=limit // 1024, largest=largest))

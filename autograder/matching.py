@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
+from autograder.i18n import _
+
 # More own mutants than this and the pairs are not tried (their number grows quadratically).
 MAX_PAIRED_MUTANTS = 20
 
@@ -50,10 +52,9 @@ class Combined:
 
         return catalog.combined_impl(self.parts)
 
-    def hint(self, lang: str = "en") -> str:
-        """Both hints, joined (" 그리고 " in Korean, "; and " in English)."""
-        joiner = " 그리고 " if lang == "ko" else "; and "
-        return joiner.join(part.hint(lang) for part in self.parts)
+    def hint(self) -> str:
+        """Both hints in the current language, joined ("; and " in English)."""
+        return _("; and ").join(part.hint() for part in self.parts)
 
 
 def pair_trials(own) -> list[tuple[Combined, tuple]]:

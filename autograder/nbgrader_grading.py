@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import batch, exercises
+from autograder.options import GradingOptions
 from autograder.records import ClassRecords
 
 
@@ -113,7 +114,8 @@ def grade_course(course_dir: Path, assignment: str, *, source: str = "submitted"
 
     Raises:
         FileNotFoundError: the course has no source notebooks for ``assignment``.
-        ValueError: ``source`` is not ``submitted`` or ``autograded``.
+        ValueError: ``source`` is not ``submitted`` or ``autograded``; an invalid ``seed`` or
+            ``lang`` (:class:`autograder.options.OptionsError`).
     """
     if source not in ("submitted", "autograded"):
         raise ValueError(f"source must be 'submitted' or 'autograded', got {source!r}")
@@ -121,8 +123,9 @@ def grade_course(course_dir: Path, assignment: str, *, source: str = "submitted"
 
     names = assignment_exercises(course_dir, assignment)
     visibility = ("public", "hidden") if grading.suite_files(("hidden",), names) else ("public",)
+    options = GradingOptions(visibility=visibility, names=names, seed=seed, lang=lang)
     out_dir = Path(course_dir) / "tkit" / assignment
-    records = ClassRecords(out_dir, options=dict(visibility=visibility, names=names), lang=lang, pictures=False)
+    records = ClassRecords(out_dir, options=options.results_key(), lang=lang, pictures=False)
     done = CourseGrades(out_dir=out_dir)
 
     def record(student, path, results):
@@ -134,8 +137,7 @@ def grade_course(course_dir: Path, assignment: str, *, source: str = "submitted"
             on_result(student, path, recorded)
 
     try:
-        seed = records.seed(seed, resume=True)
-        options = dict(visibility=visibility, names=names, seed=seed, lang=lang)
+        options = options.replace(seed=records.seed(seed, resume=True))
         batch.grade_many(submissions(course_dir, assignment, source), out_dir, options=options,
                          on_result=record, workers=workers)
         records.finish()

@@ -25,6 +25,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.i18n import _
+
 # Cell magics whose body IPython runs as Python code: keep the body, drop the magic line.
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _MAGIC_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*=\s*)?[%!]")
@@ -112,12 +114,12 @@ def _clean_cell(source: str, name: str, cell_no: int, notes: list[str]) -> str |
         magic = lines[first].strip()[2:].split()[0] if lines[first].strip()[2:].split() else ""
         where, text = _describe(name, cell_no, first + 1, lines[first])
         if magic in PYTHON_BODY_CELL_MAGICS:
-            notes.append(f"{where}: removed the cell magic {text!r}; its body is kept "
-                         f"(셀 매직을 제거하고 본문은 남겼습니다)")
+            notes.append(_("{where}: removed the cell magic {text}; its body is kept").format(
+                where=where, text=repr(text)))
             lines[first] = ""
         else:
-            notes.append(f"{where}: left out the whole cell, whose cell magic {text!r} is not Python "
-                         f"(파이썬이 아닌 셀 매직이 있는 셀 전체를 제외했습니다)")
+            notes.append(_("{where}: left out the whole cell, whose cell magic {text} is not Python").format(
+                where=where, text=repr(text)))
             return None
     line_no = iter(range(1, len(lines) + 1))
 
@@ -127,8 +129,8 @@ def _clean_cell(source: str, name: str, cell_no: int, notes: list[str]) -> str |
             return line
         indent = line[: len(line) - len(line.lstrip())]
         where, text = _describe(name, cell_no, i, line)
-        notes.append(f"{where}: removed the IPython magic or shell command {text!r} "
-                     f"(IPython 매직 또는 셸 명령을 제거했습니다)")
+        notes.append(_("{where}: removed the IPython magic or shell command {text}").format(
+            where=where, text=repr(text)))
         return f"{indent}pass  # removed: IPython magic or shell command"
 
     kept = _StatementTracker(lines, decide).run()
@@ -150,7 +152,7 @@ def convert(path: Path) -> Conversion:
         A :class:`Conversion`: ``source`` is the code cells in order, separated by blank
         lines, with IPython magics and shell escapes replaced by ``pass`` (a cell magic that
         is not Python drops its cell) and nbgrader test cells left out; ``warnings`` has one
-        bilingual message per removal, naming the notebook, the cell (1-based, counting every
+        message per removal (in the current language, :mod:`autograder.i18n`), naming the notebook, the cell (1-based, counting every
         cell) and the line.
 
     Raises:
@@ -163,13 +165,13 @@ def convert(path: Path) -> Conversion:
     try:
         nb = nbformat.read(str(path), as_version=4)
     except Exception as exc:  # nbformat raises several types (NotJSONError, KeyError, ...)
-        raise NotebookError(f"{path.name}: not a readable Jupyter notebook ({type(exc).__name__}: {exc}) "
-                            f"(읽을 수 없는 노트북입니다)") from None
+        raise NotebookError(_("{name}: not a readable Jupyter notebook ({error})").format(
+            name=path.name, error=f"{type(exc).__name__}: {exc}")) from None
     language = (nb.metadata.get("kernelspec", {}).get("language")
                 or nb.metadata.get("language_info", {}).get("name") or "python")
     if language.lower() != "python":
-        raise NotebookError(f"{path.name}: the notebook's kernel language is {language!r}, not Python "
-                            f"(파이썬 노트북이 아닙니다)")
+        raise NotebookError(_("{name}: the notebook's kernel language is {language}, not Python").format(
+            name=path.name, language=repr(language)))
     notes: list[str] = []
     parts: list[str] = []
     for cell_no, cell in enumerate(nb.cells, start=1):

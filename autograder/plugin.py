@@ -1,11 +1,15 @@
 """The pytest plugin that grades one submission (``-p autograder.plugin``).
 
-Options: ``--submission DIR`` (required to grade), ``--tkit-seed N`` (hidden tests'
-randomness; recorded in the results), ``--tkit-results FILE`` (results.json),
-``--tkit-lang en|ko``, ``--tkit-call-timeout S``, ``--tkit-time-limit S`` (the whole submission's
-bound, shared out among the exercises by points: see :mod:`autograder.timeshare`),
-``--tkit-memory-limit BYTES`` (the child's memory cap), ``--tkit-error-log FILE`` (the
-instructor-only log of grader errors; default: this process's stderr).
+Options: ``--submission DIR`` (required to grade) and the ``--tkit-*`` arguments that carry a
+:class:`autograder.options.GradingOptions` (declared once in
+:data:`autograder.options.PLUGIN_FLAGS`: ``--tkit-seed N``, ``--tkit-lang en|ko``,
+``--tkit-call-timeout S``, ``--tkit-time-limit S``, ``--tkit-memory-limit BYTES``,
+``--tkit-error-log FILE``, ``--tkit-results FILE``); the plugin reads them back once
+(:meth:`GradingOptions.from_config`).
+
+The run's state (:class:`autograder.context.RunState`) lives on the grading session (on
+``config.stash``), each test's (:class:`autograder.context.TestContext`) on ``item.stash``; the
+running test's is what :func:`autograder.context.current` returns.
 
 Public tests run first, in a child of their own; the hidden tests then run in a fresh child,
 so nothing a student sees (a public test's outcome, what their code printed) can depend on
@@ -34,6 +38,7 @@ The results follow Gradescope's results.json schema (``score``, ``execution_time
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -42,14 +47,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import __version__, exercises, grader_errors, not_graded, testing, timeshare
+from autograder import __version__, context, exercises, grader_errors, not_graded, testing, timeshare
 from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
-from autograder.i18n import _, set_language
+from autograder.i18n import _, using
+from autograder.options import GradingOptions, add_plugin_options
 from autograder.remote import RemoteImpl, SubmissionError
 from autograder.sandbox import Limits
 from autograder.textfiles import clean_text, write_json_atomic
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
+TEST_KEY = pytest.StashKey[context.TestContext]()
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 MAX_TEST_OUTPUT = 6000
 PARENT_THREADS = 1  # torch intra-op threads of the grading process while it grades (see pytest_sessionstart)
@@ -59,18 +66,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("tkit", "transformer-kit grading")
     group.addoption("--submission", dest="tkit_submission", default=None,
                     help="folder of the submission to grade")
-    group.addoption("--tkit-seed", dest="tkit_seed", type=int, default=None,
-                    help="seed of the hidden tests' random inputs (default: a fresh one)")
-    group.addoption("--tkit-results", dest="tkit_results", default=None, help="write results.json here")
-    group.addoption("--tkit-lang", dest="tkit_lang", default=None, help="en or ko")
-    group.addoption("--tkit-call-timeout", dest="tkit_call_timeout", type=float, default=None,
-                    help="seconds one call into the submission may take")
-    group.addoption("--tkit-time-limit", dest="tkit_time_limit", type=float, default=timeshare.DEFAULT_TIME_LIMIT,
-                    help="seconds the whole submission may take (each exercise gets its share by points)")
-    group.addoption("--tkit-memory-limit", dest="tkit_memory_limit", type=int, default=None,
-                    help="bytes of memory the submission's process may allocate")
-    group.addoption("--tkit-error-log", dest="tkit_error_log", default=None,
-                    help="append the details of grader errors to this instructor-only file")
+    add_plugin_options(group)
 
 
 def pytest_configure(config):
@@ -80,15 +76,11 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "training: the test trains a model (left out by training=False)")
     submission = config.getoption("tkit_submission", None)
     if submission:
-        limits = Limits()
-        if config.getoption("tkit_call_timeout"):
-            limits.call_timeout = config.getoption("tkit_call_timeout")
-        if config.getoption("tkit_memory_limit"):
-            limits.memory_bytes = config.getoption("tkit_memory_limit")
-        session = GradingSession(
-            Path(submission), seed=config.getoption("tkit_seed"), limits=limits,
-            results_path=config.getoption("tkit_results"), lang=config.getoption("tkit_lang"),
-            time_limit=config.getoption("tkit_time_limit"), error_log=config.getoption("tkit_error_log"))
+        try:
+            options = GradingOptions.from_config(config)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        session = GradingSession(Path(submission), options)
         config.stash[SESSION_KEY] = session
         config.pluginmanager.register(session, "tkit-grading-session")
 
@@ -159,35 +151,48 @@ def describe_test(func, fallback: str, lang: str | None) -> str:
     return lines[0]
 
 
+def _limits(options: GradingOptions) -> Limits:
+    """The child's limits: the sandbox's defaults, with the call timeout and memory cap of
+    ``options`` when it sets them."""
+    limits = Limits()
+    if options.call_timeout:
+        limits.call_timeout = options.call_timeout
+    if options.memory_limit:
+        limits.memory_bytes = options.memory_limit
+    return limits
+
+
 def _marker_arg(item, name):
     marker = item.get_closest_marker(name)
     return marker.args[0] if marker is not None and marker.args else None
 
 
 class GradingSession:
-    """Collects one submission's results while pytest runs the suites.
+    """Collects one submission's results while pytest runs the suites, as ``options`` ask
+    (:class:`autograder.options.GradingOptions`; a fresh seed when it has none).
 
-    ``time_limit`` (seconds) bounds the time the submission's child may take: each exercise
-    may take its share (:mod:`autograder.timeshare`) in its own tests, so an exercise that
-    exhausts its share never costs another one time. ``error_log`` is the instructor-only
-    file for grader errors."""
+    ``options.time_limit`` (seconds) bounds the time the submission's child may take: each
+    exercise may take its share (:mod:`autograder.timeshare`) in its own tests, so an exercise
+    that exhausts its share never costs another one time. ``options.error_log`` is the
+    instructor-only file for grader errors. ``self.options`` are ``options`` with the run's seed;
+    ``run`` is the run's :class:`autograder.context.RunState`."""
 
-    def __init__(self, submission: Path, *, seed: int | None = None, limits: Limits | None = None,
-                 results_path: str | None = None, lang: str | None = None,
-                 time_limit: float = timeshare.DEFAULT_TIME_LIMIT,
-                 error_log: str | None = None):
+    def __init__(self, submission: Path, options: GradingOptions | None = None):
+        options = options or GradingOptions()
         self.submission = submission
-        self.seed = seed if seed is not None else secrets.randbelow(2**31)
-        self.remote = RemoteImpl(submission, limits)
-        self.results_path = results_path
-        self.lang = lang
-        self.time_limit = time_limit
+        self.seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
+        self.options = options.replace(seed=self.seed)
+        self.remote = RemoteImpl(submission, _limits(options))
+        self.results_path = options.results_path
+        self.lang = options.lang
+        self.time_limit = options.time_limit
+        self.run = context.RunState(seed=self.seed)
         self.meta: dict[str, dict] = {}
         self.records: dict[str, dict] = {}
         self.partials: dict[str, PartialCredit] = {}
         self.attachments: dict[str, Attachments] = {}
         self.results: dict | None = None
-        self.error_log = error_log
+        self.error_log = options.error_log
         self._phase = "public"
         self._t0 = time.monotonic()
 
@@ -197,15 +202,15 @@ class GradingSession:
 
     # -- hooks -------------------------------------------------------------------
     def pytest_sessionstart(self, session):
-        self._previous_lang = set_language(self.lang)
+        self._scope = contextlib.ExitStack()   # closed in pytest_sessionfinish
+        self._scope.enter_context(using(self.lang))
         # The parent's torch work (references, expected values, mutants) is on tiny tensors: one
         # intra-op thread, as in the child. With several, each op waits at a barrier for a thread
         # the other workers' processes keep off the cores (measured: 2.5-4x slower per student
         # with 2 workers on 2 cores; see benchmarks/bench_batch.py --profile).
         self._previous_threads = torch.get_num_threads()
         torch.set_num_threads(PARENT_THREADS)
-        testing.CURRENT.start_run()
-        testing.CURRENT.run_seed = self.seed
+        self.run.start(self.remote)
         self._t0 = time.monotonic()
         self.remote.start()
 
@@ -226,16 +231,22 @@ class GradingSession:
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), self.time_limit),
                                 self.time_limit)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """The test's context on ``item.stash``, the running one for its setup, call and teardown."""
+        meta = self.meta.get(item.nodeid, {})
+        ctx = context.TestContext(exercise=meta.get("exercise"), nodeid=item.nodeid,
+                                  seed=self.test_seed(item.nodeid), visibility=meta.get("visibility"),
+                                  run=self.run)
+        item.stash[TEST_KEY] = ctx
+        with context.running(ctx):
+            yield
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         meta = self.meta.get(item.nodeid, {})
-        testing.CURRENT.exercise = meta.get("exercise")
-        testing.CURRENT.visibility = meta.get("visibility")
-        testing.CURRENT.nodeid = item.nodeid
-        testing.CURRENT.seed = self.test_seed(item.nodeid)
-        testing.CURRENT.graded.add(meta.get("exercise"))
-        testing.CURRENT.student = self.remote
-        self.remote.reset(seed=testing.CURRENT.seed)  # the previous test's handles go too
+        self.run.graded.add(meta.get("exercise"))
+        self.remote.reset(seed=item.stash[TEST_KEY].seed)  # the previous test's handles go too
         if meta.get("visibility") == "hidden" and self._phase == "public":
             self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
             self.remote.close()
@@ -252,17 +263,14 @@ class GradingSession:
                 (report.when == "setup" and report.skipped):
             self.records[item.nodeid] = self._record(item, call, report)
 
-    def pytest_runtest_teardown(self, item):
-        testing.CURRENT.exercise = None
-        testing.CURRENT.visibility = None
-
     def pytest_sessionfinish(self, session, exitstatus):
-        testing.CURRENT.end_run()
+        self.run.close()
         self.remote.close()
         self.results = self.build_results()
         if self.results_path:
             write_json_atomic(Path(self.results_path), self.results)
-        set_language(getattr(self, "_previous_lang", None))
+        if getattr(self, "_scope", None) is not None:
+            self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
 
     # -- results -----------------------------------------------------------------
@@ -282,7 +290,7 @@ class GradingSession:
                                                                  if isinstance(report.longrepr, tuple) else "")
         else:
             score, status = 0.0, "failed"
-            output = self._explain(call.excinfo, extra)
+            output = self._explain(call.excinfo, extra, item.stash[TEST_KEY])
         attachments = self.attachments.get(item.nodeid)
         if attachments is not None and attachments.figures:
             extra["figures"] = attachments.figures
@@ -300,17 +308,17 @@ class GradingSession:
             "extra_data": extra,
         }
 
-    def _explain(self, excinfo, extra: dict) -> str:
+    def _explain(self, excinfo, extra: dict, ctx: context.TestContext) -> str:
         if excinfo is None:
             return _("failed")
         exc = excinfo.value
         if isinstance(exc, testing.Mismatch):
             if exc.mistake is not None:
                 extra["mistake"] = exc.mistake.id
-                testing.CURRENT.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
+                self.run.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
                 extra["convention"] = exc.mistake.convention
             text = str(exc)
-            blamed, culprits = testing.CURRENT.blamed.get(testing.CURRENT.nodeid, (None, ()))
+            blamed, culprits = self.run.blamed.get(ctx.nodeid, (None, ()))
             if blamed:   # the composite's own code was right on the reference components
                 extra["components_at_fault"] = list(culprits) or True
                 text += "\n" + _("Your {file} gives the expected result with the reference's components: the "

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import __version__, exercises, i18n, not_graded, paths, roster
+from autograder import __version__, exercises, not_graded, paths, roster
 from autograder import pictures as pics  # ``pictures`` is an argument of the renderers
-from autograder.i18n import _, language, ngettext, set_language
+from autograder.i18n import _, language, ngettext, using
 from autograder.textfiles import write_text_atomic
 from autograder.untrusted import markdown, shown
 
@@ -58,16 +58,6 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
     env.filters["fence"] = code_fence
     env.filters["md"] = markdown
     return env
-
-
-def _with_language(lang: str | None, render):
-    """Run ``render()`` with ``lang`` as the current language, restoring the previous one."""
-    previous = i18n._current.get()
-    set_language(lang or None)
-    try:
-        return render()
-    finally:
-        i18n._current.set(previous)
 
 
 # -- per submission ----------------------------------------------------------------------------
@@ -129,7 +119,7 @@ def _mistake(mistake_id: str | None, output: str = "") -> dict | None:
 
     try:
         mutant = catalog.by_id(mistake_id)
-        return {"id": mistake_id, "hint": mutant.hint(language()), "convention": mutant.convention}
+        return {"id": mistake_id, "hint": mutant.hint(), "convention": mutant.convention}
     except KeyError:   # no catalog here (student edition): read the line the grader wrote
         pass
     for line in output.splitlines():
@@ -188,7 +178,6 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True,
         if key not in results:
             raise ReportError(f"results lack {key!r}: not a results.json of the kit")
     extra = results["extra_data"]
-    ko = language() == "ko"
     views = [test_view(t) for t in results["tests"]]
     groups = []
     for ex in exercises.EXERCISES:
@@ -198,7 +187,7 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True,
         passed = sum(v["passed"] for v in tests)
         ungraded = sum(v["not_graded"] for v in tests)
         groups.append({
-            "name": ex.name, "title": ex.title_ko if ko else ex.title_en, "tests": tests,
+            "name": ex.name, "title": ex.title, "tests": tests,
             "score": round(sum(v["score"] for v in tests), 4), "max_score": round(sum(v["max_score"] for v in tests), 4),
             "passed": passed, "total": len(tests), "not_graded": ungraded,
             "state": "ok" if passed == len(tests) else ("ng" if passed + ungraded == len(tests) else
@@ -238,12 +227,10 @@ def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang
     if fmt not in ("html", "md"):
         raise ValueError(f"fmt must be 'html' or 'md', got {fmt!r}")
 
-    def render():
+    with using(lang):
         context = feedback_context(results, student, pictures=pictures and fmt == "html",
                                    self_check=self_check)
         return environment().get_template(f"feedback.{fmt}").render(**context)
-
-    return _with_language(lang, render)
 
 
 def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str | None = None,
@@ -312,7 +299,6 @@ def _stats(scores: list[float]) -> dict:
 
 
 def _exercise_means(graded: dict[str, dict]) -> list[dict]:
-    ko = language() == "ko"
     rows = []
     for ex in exercises.EXERCISES:
         got = [r["extra_data"].get("exercises", {}).get(ex.name) for r in graded.values()]
@@ -321,7 +307,7 @@ def _exercise_means(graded: dict[str, dict]) -> list[dict]:
             continue
         mean = statistics.fmean(g["score"] for g in got)
         top = max(g["max_score"] for g in got)
-        rows.append({"name": ex.name, "title": ex.title_ko if ko else ex.title_en, "mean": round(mean, 2),
+        rows.append({"name": ex.name, "title": ex.title, "mean": round(mean, 2),
                      "max_score": top, "percent": round(100 * mean / top) if top else 0,
                      "full": sum(g["score"] >= g["max_score"] for g in got), "n": len(got)})
     return rows
@@ -338,8 +324,8 @@ def _mistake_exercise(mistake_id: str) -> str:
 
 def render_summary(class_results: dict[str, dict], *, lang: str | None = None, feedback_href=None) -> str:
     """``summary.html`` as text (see :func:`summary_context`)."""
-    return _with_language(lang, lambda: environment().get_template("summary.html").render(
-        **summary_context(class_results, feedback_href)))
+    with using(lang):
+        return environment().get_template("summary.html").render(**summary_context(class_results, feedback_href))
 
 
 def code_fence(text: str) -> str:

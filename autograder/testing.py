@@ -12,7 +12,7 @@ reference and to the mutants (:class:`autograder.variants.LocalImpl`, here)::
 The checks are :func:`check`, :func:`expect_same`, :func:`expect_property` and
 :func:`expect_raises`; on a mismatch the first three name the mistake through
 :func:`naming_mistakes`. The comparison itself (:func:`compare`, :func:`distance`,
-:class:`Mismatch`) lives in :mod:`autograder.comparison` and the running test (:data:`CURRENT`) in
+:class:`Mismatch`) lives in :mod:`autograder.comparison` and the running test (:func:`current`) in
 :mod:`autograder.context`; both are importable from here, the one module a suite imports for its
 checks. The whole suite-author API is one page: :mod:`autograder.suitelib`.
 """
@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 from autograder import diagnosis, exercises, hybrid, matching
 from autograder import variants as kit_variants  # not the ``variants`` argument of check()
 from autograder.comparison import PLAIN_TENSOR_TYPES, Mismatch, compare, describe_type, distance  # noqa: F401
-from autograder.context import CURRENT, TestContext  # noqa: F401
+from autograder.context import TestContext, current  # noqa: F401
 from autograder.i18n import _
 from autograder.messages import message_problem
 from autograder.remote import SubmissionError
@@ -53,28 +53,29 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     otherwise (or when the hybrid cannot run) only the components' mutants are candidates,
     matched against ``got`` (the mistake is a component's): those of the components that alone
     change the composite's output when the composite's own code was right (the test is then
-    recorded in ``CURRENT.blamed`` with them), else those of every component. Outside a grading
-    run (no submission folder in ``CURRENT.student``) all of them are candidates. At most
+    recorded in the run's ``blamed`` with them), else those of every component. Outside a grading
+    run (no submission folder in the run's ``student``) all of them are candidates. At most
     ``MAX_CANDIDATES`` candidates are tried, in catalog order (no clock: the same submission and seed name the same mistake on
     an idle or a loaded machine). A candidate matches when :func:`compare` would accept the
     output against its own; candidates that raise are skipped. When no single mutant of the
     exercise's own matches, two of them together are tried (:func:`_own_mistake`). None in the
     student edition.
     """
-    exercise = exercise or CURRENT.exercise
+    ctx = current(required=False) or TestContext()
+    exercise = exercise or ctx.exercise
     if exercise is None or catalog is None:
         return None
     own = catalog.for_exercises([exercise])
     depends = exercises.get(exercise).depends
     if not depends:
         return _own_mistake(run, got, own, atol, rtol, valid)
-    if not hasattr(CURRENT.student, "submission") or CURRENT.hybrids is None:   # no submission folder to re-run
+    if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:   # no submission folder to re-run
         return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
     verdict = _blame(run, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
         return _own_mistake(run, verdict.output, own, atol, rtol, valid)
-    if verdict.who == hybrid.COMPONENTS and CURRENT.nodeid:
-        CURRENT.blamed[CURRENT.nodeid] = (exercise, verdict.components)
+    if verdict.who == hybrid.COMPONENTS and ctx.nodeid:
+        ctx.run.blamed[ctx.nodeid] = (exercise, verdict.components)
     return _closest(run, got, catalog.for_exercises(verdict.components or depends), atol, rtol, valid)
 
 
@@ -90,7 +91,14 @@ def _blame(run, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     def same(output, expected):
         compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
 
-    return hybrid.blame(CURRENT.hybrids, CURRENT.student, exercise, run, CURRENT.seed, same)
+    ctx = current()
+    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same)
+
+
+def _test_seed() -> int:
+    """The running test's seed (0 outside a graded test)."""
+    ctx = current(required=False)
+    return ctx.seed if ctx is not None else 0
 
 
 def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
@@ -99,7 +107,7 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     best, best_dist = None, math.inf
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            with cpu_seeded(CURRENT.seed):
+            with cpu_seeded(_test_seed()):
                 out = run(mutant.impl())
             compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
         except Exception:
@@ -126,7 +134,7 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     if expected is None:
         if reference is None:
             reference = kit_variants.reference()
-        with cpu_seeded(CURRENT.seed):
+        with cpu_seeded(_test_seed()):
             expected = run(reference)
     elif callable(expected):
         expected = expected(got)

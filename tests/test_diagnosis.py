@@ -7,6 +7,7 @@ the instructor side) and runs the edition's own ``tkit check`` on them: each mis
 in English and in Korean, and the edition must still pass the leak scan.
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -17,7 +18,8 @@ import torch
 from click.testing import CliRunner
 
 import cli
-from autograder import catalog, diagnosis, exercises, release, testing
+from autograder import catalog, context, diagnosis, exercises, release, testing
+from autograder.i18n import using
 from autograder.suitelib import formulas, mistaken, oracles, weights
 
 from conftest import SOLUTIONS_DIR
@@ -37,7 +39,11 @@ PLANTED = [
 def test_known_mistakes_carry_the_catalog_ids_exercises_and_conventions():
     for known in diagnosis.KNOWN.values():
         assert known.exercise in exercises.NAMES, known.id
-        assert known.hint("en") and known.hint("ko") and known.hint("ko") != known.hint("en"), known.id
+        with using("en"):
+            en = known.hint()
+        with using("ko"):
+            ko = known.hint()
+        assert en == known.hint_en and ko == known.hint_ko and ko and en and ko != en, known.id
         mutant = catalog.by_id(known.id)  # the same name in both editions
         assert (mutant.exercise, mutant.convention) == (known.exercise, known.convention), known.id
 
@@ -84,13 +90,13 @@ def test_name_picks_the_matching_variant_and_nothing_else():
     assert diagnosis.name(swapped, broken, atol=1e-5, rtol=0) is None
 
 
-def test_check_without_a_reference_falls_back_on_the_variants(monkeypatch):
+def test_check_without_a_reference_falls_back_on_the_variants():
     """``check`` with the default reference (the kit's ``variants`` module) still reads the
     ``variants=`` argument when the catalog names nothing (a local import once shadowed it: every
     unnamed mismatch became a grader error)."""
     from autograder import variants as kit_variants
 
-    monkeypatch.setattr(testing.CURRENT, "exercise", None)   # no catalog search: identify gives None
+    assert context.current(required=False) is None   # outside a graded test: no catalog search, identify gives None
     wrong = kit_variants.reference().positional_encoding.sinusoidal_table(6, 4) * 2
     known = mistaken.pe_table(6, 4)
     with pytest.raises(testing.Mismatch) as caught:
@@ -114,11 +120,12 @@ def test_flipped_norm_is_the_other_convention():
     assert layer.norm_first is False   # the test's own oracle is left alone
 
 
-def test_expected_values_are_shown_in_public_tests_only(monkeypatch):
+def test_expected_values_are_shown_in_public_tests_only():
     got, expected = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.5, 3.0])
-    for visibility, shown in (("public", True), ("hidden", False), (None, False)):
-        monkeypatch.setattr(testing.CURRENT, "visibility", visibility)
-        with pytest.raises(testing.Mismatch) as caught:
+    for visibility, shown in (("public", True), ("hidden", False), (None, False), ("outside a test", False)):
+        running = context.running(context.TestContext(visibility=visibility)) if visibility != "outside a test" \
+            else contextlib.nullcontext()
+        with running, pytest.raises(testing.Mismatch) as caught:
             testing.compare(got, expected, what="x")
         assert ("where you returned 2), expected 2.5, largest difference 0.5" in str(caught.value)) == shown
         assert "where you returned 2)" in str(caught.value)
@@ -166,7 +173,8 @@ def test_the_student_edition_names_formula_level_mistakes(tmp_path):
         named = {t["extra_data"].get("mistake") for t in results["tests"] if t["status"] == "failed"}
         assert set(planted) <= named, (planted, named, stdout)
         for mistake_id in planted:
-            hint = diagnosis.KNOWN[mistake_id].hint(lang)
+            with using(lang):
+                hint = diagnosis.KNOWN[mistake_id].hint()
             outputs = [t["output"] for t in results["tests"] if t["extra_data"].get("mistake") == mistake_id]
             assert any(hint in output for output in outputs), (mistake_id, outputs[:1])
         shown += [line for t in results["tests"] for line in t["output"].splitlines()

@@ -71,14 +71,16 @@ def test_the_mo_is_compiled_from_the_current_po(po):
 
 
 def test_the_underscore_function_translates_and_falls_back():
-    previous = i18n._current.get()
-    try:
-        i18n.set_language("ko")
+    with i18n.using("ko") as lang:
+        assert lang == "ko"
         assert i18n._("{score} of {max} points").format(score=3, max=8) == "8점 중 3점"
         assert i18n._("a text nobody translated") == "a text nobody translated"
-        i18n.set_language("en")
-        assert i18n._("Feedback") == "Feedback"
-        with pytest.raises(ValueError, match="lang must be one of"):
-            i18n.set_language("fr")
-    finally:
-        i18n._current.set(previous)
+        with i18n.using("en"):
+            assert i18n._("Feedback") == "Feedback"
+        with i18n.using(None):   # None keeps the language around the block
+            assert i18n.language() == "ko" and i18n.authored("points", "점수") == "점수"
+        assert i18n._("Feedback") != "Feedback"   # the inner block's language is gone with it
+        with pytest.raises(ValueError, match="lang must be one of en, ko, got 'fr'"):
+            with i18n.using("fr"):
+                pass
+        assert i18n.language() == "ko"

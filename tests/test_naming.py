@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog, grading, paths, testing
+from autograder import catalog, context, grading, paths, testing
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 5
@@ -99,15 +99,12 @@ def test_naming_reads_no_clock(monkeypatch):
         return impl.positional_encoding.sinusoidal_table(12, 8)
 
     got = run(mutant.impl())
-    testing.CURRENT.exercise, testing.CURRENT.seed = "positional_encoding", 1
-    try:
+    with context.running(context.TestContext(exercise="positional_encoding", seed=1)):
         idle = testing.identify(run, got, atol=1e-5, rtol=1e-4)
         start = time.monotonic()
         ticks = iter(range(10**6))
         monkeypatch.setattr(time, "monotonic", lambda: start + 3600.0 * next(ticks))
         monkeypatch.setattr(time, "perf_counter", lambda: start + 3600.0 * next(ticks))
         loaded = testing.identify(run, got, atol=1e-5, rtol=1e-4)
-    finally:
-        testing.CURRENT.exercise = None
     assert idle is mutant and loaded is mutant
     assert testing.MAX_CANDIDATES >= len(catalog.all_mutants())

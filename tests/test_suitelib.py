@@ -140,10 +140,9 @@ def test_kit_state_makes_the_reference_stack_give_pytorchs_numbers(ref, kind):
         weights.load(mine, {k: v for k, v in weights.kit_state(stack).items() if k != "norm.weight"}, "stack")
 
 
-def test_check_takes_expected_as_a_function_of_the_output(monkeypatch):
+def test_check_takes_expected_as_a_function_of_the_output():
     """``expected=f``: the student's output must equal ``f(output)``; a mismatch is named
     (here from ``variants``: no catalog search outside a grading run)."""
-    monkeypatch.setattr(testing.CURRENT, "exercise", None)
     pair = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]))
     assert testing.check(lambda impl: impl, pair, lambda got: (got[0], got[0]), what="pair") is pair
     bad = (torch.tensor([1.0, 2.0]), torch.tensor([2.0, 1.0]))
@@ -153,8 +152,7 @@ def test_check_takes_expected_as_a_function_of_the_output(monkeypatch):
     assert caught.value.mistake.id == "pe_sin_cos_swapped"
 
 
-def test_expect_property_and_expect_same_name_the_mistake_once(monkeypatch):
-    monkeypatch.setattr(testing.CURRENT, "exercise", None)
+def test_expect_property_and_expect_same_name_the_mistake_once():
     assert testing.expect_same(lambda impl: (impl, impl), torch.ones(2), what="twice")[0].sum() == 2
     with pytest.raises(testing.Mismatch, match="second call"):
         testing.expect_same(lambda impl: (impl, impl + 1), torch.ones(2), what="second call")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from autograder import exercises, paths, variants
+from autograder.i18n import authored
 
 
 class CatalogError(Exception):
@@ -76,8 +77,9 @@ class Mutant:
         """The reference set with this mutant's module patched (a LocalImpl)."""
         return variants.variant(((self.target, self.source()),), self.id)
 
-    def hint(self, lang: str = "en") -> str:
-        return self.hint_ko if lang == "ko" else self.hint_en
+    def hint(self) -> str:
+        """The hint in the current language (:func:`autograder.i18n.authored`)."""
+        return authored(self.hint_en, self.hint_ko)
 
 
 def combined_impl(mutants):

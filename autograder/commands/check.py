@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from autograder.commands.options import data_dir_option, grading_options, lang_option, seed_option, use_data_dir
+
 
 @click.command(name="check")
 @click.argument("exercise", nargs=-1)
@@ -17,30 +19,28 @@ import click
               help="Also write the results JSON here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write an HTML report (with pictures) here.")
-@click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the messages.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@lang_option()
+@seed_option(default=0, help="Seed of the random inputs.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Show every failing test's message (by default: at most a few, and none for untouched TODOs).")
-@click.option("--data-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Folder holding the MNIST files for the AutoEncoder's training tests "
-                   "[default: TKIT_DATA_DIR, then datasets/mnist; `tkit data mnist --download` fetches them].")
+@data_dir_option(help="Folder holding the MNIST files for the AutoEncoder's training tests "
+                      "[default: TKIT_DATA_DIR, then datasets/mnist; `tkit data mnist --download` fetches them].")
 def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir):
     """Run the public tests on your exercises (all, or the EXERCISE names given).
 
     Exits 0 only when every checked test passes.
     """
+    options = grading_options({"names": "EXERCISE"}, visibility=("public",), names=exercise, seed=seed, lang=lang)
     from autograder.sandbox import zygote_parent
 
     zygote_parent.prestart()  # the sandbox's import of torch overlaps ours
     from autograder import grading, i18n, paths
-    from autograder.commands import prepare_run
     from autograder.console import print_results
 
-    prepare_run(lang, data_dir, exercise, "EXERCISE")
+    use_data_dir(data_dir)
     path = path or default_path(paths)
     try:
-        results = grading.grade_submission(path, visibility=("public",), names=exercise or None,
-                                           seed=seed, lang=lang)
+        results = grading.grade_submission(path, options=options)
     except grading.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
     for note in results["extra_data"].get("warnings", []):
@@ -50,8 +50,8 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
         from autograder import pictures, reports
         from autograder.textfiles import write_text_atomic
 
-        pictures.add_to_results(path, results, exercise or None)
-        write_text_atomic(html_path, reports.render_feedback(results, "html", lang=lang, self_check=True))
+        pictures.add_to_results(path, results, options.names)
+        write_text_atomic(html_path, reports.render_feedback(results, "html", self_check=True))
         click.echo(i18n._("HTML report written to {path}").format(path=html_path))
     if json_path:
         json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")

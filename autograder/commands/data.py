@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autograder.commands.options import data_dir_option, lang_option
+
 
 @click.group(name="data")
 def command():
@@ -16,10 +18,11 @@ def command():
 @click.option("--download", is_flag=True,
               help="Fetch the four MNIST archives through torchvision (needs internet) into "
                    "--data-dir/raw or the kit's datasets/mnist/raw.")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder holding the IDX files (directly, in raw/ or in MNIST/raw/); searched first.")
+@data_dir_option(help="Folder holding the IDX files (directly, in raw/ or in MNIST/raw/); searched first.",
+                 exists=False)
 @click.option("--verify", is_flag=True, help="Check every file found against the manifest's MD5s and sizes.")
-def mnist_command(download, data_dir, verify):
+@lang_option()
+def mnist_command(download, data_dir, verify, lang):
     """Show where MNIST is found (and which splits), verify it or download it.
 
     Exits 1 when the test set is missing or a file fails verification.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from autograder.commands.options import lang_option
+
 
 def gather() -> dict:
     """Start one child the way grading does and ask it what it can see and do.
@@ -67,23 +69,27 @@ def _memory_detail(box: dict) -> str:
 
 @click.command(name="doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw report as JSON.")
-def command(as_json):
+@lang_option()
+def command(as_json, lang):
     """Report which sandbox protections are active on this machine (exit code 1 when any is missing)."""
     import json
 
     from rich.console import Console
     from rich.table import Table
 
+    from autograder.i18n import _
+
     report = gather()
     if as_json:
         click.echo(json.dumps(report, indent=2, default=str))
     else:
         table = Table(title=f"tkit sandbox (launcher: {report['launcher']})")
-        table.add_column("protection / 보호")
-        table.add_column("active / 적용")
-        table.add_column("detail / 세부")
+        table.add_column(_("protection"))
+        table.add_column(_("active"))
+        table.add_column(_("detail"))
+        yes, no = "[green]" + _("yes") + "[/]", "[red]" + _("NO") + "[/]"
         for name, active, detail in report["checks"]:
-            table.add_row(name, "[green]yes / 예[/]" if active else "[red]NO / 아니오[/]", str(detail))
+            table.add_row(name, yes if active else no, str(detail))
         Console().print(table)
     missing = [name for name, active, _ in report["checks"] if not active]
     if missing:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autograder.commands.options import exercise_option, lang_option
+
 
 @click.group(name="export")
 def command():
@@ -15,8 +17,9 @@ def command():
 @command.command(name="gradescope")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=Path("autograder.zip"),
               show_default=True, help="The autograder zip to write.")
-@click.option("--exercise", "names", multiple=True, help="Grade only this exercise (repeatable; default all).")
-def gradescope(out, names):
+@exercise_option("Grade", default_all=True)
+@lang_option()
+def gradescope(out, names, lang):
     """Write the Gradescope autograder zip (setup.sh, run_autograder, the instructor kit)."""
     from autograder import export_gradescope
 
@@ -31,10 +34,10 @@ def gradescope(out, names):
 @click.option("--course-dir", "course_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The nbgrader course folder to write (nbgrader_config.py, source/<assignment>/).")
 @click.option("--assignment", default="transformer", show_default=True, help="The assignment's name.")
-@click.option("--exercise", "names", multiple=True,
-              help="Put only this exercise in the assignment (repeatable; the components it imports come along).")
+@exercise_option(help="Put only this exercise in the assignment (repeatable; the components it imports come along).")
 @click.option("--force", is_flag=True, help="Replace an existing source/<assignment>/.")
-def nbgrader(course_dir, assignment, names, force):
+@lang_option()
+def nbgrader(course_dir, assignment, names, force, lang):
     """Write an nbgrader course: nbgrader_config.py and one source notebook per exercise."""
     from autograder import export_nbgrader
 

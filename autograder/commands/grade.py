@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from autograder.commands import submission_list
+from autograder.commands.options import (class_dir_option, data_dir_option, exercise_option, grading_options,
+                                         lang_option, seed_option, use_data_dir, workers_option)
 from autograder.untrusted import shown
 
 
@@ -29,14 +31,13 @@ def require_training_data(names) -> None:
 
 @click.command(name="grade")
 @click.argument("submissions", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--class-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Grade every entry of this folder; each entry's name is the student id.")
+@class_dir_option()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Write OUT/submissions/<student>/results.json here (the student id percent-encoded).")
 @click.option("--public-only", is_flag=True, help="Run the public tests only.")
-@click.option("--exercise", "names", multiple=True, help="Grade only this exercise (repeatable).")
-@click.option("--seed", type=int, default=None, help="Seed of the hidden tests (default: a fresh one per run).")
-@click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the feedback.")
+@exercise_option("Grade")
+@seed_option()
+@lang_option(help="Language of the feedback.")
 @click.option("--gradebook", "gradebook_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="SQLite gradebook to record into [default: OUT/gradebook.sqlite].")
 @click.option("--resume", is_flag=True,
@@ -44,14 +45,11 @@ def require_training_data(names) -> None:
                    "gradebook recorded them (reuses the gradebook's seed unless --seed is given).")
 @click.option("--pictures/--no-pictures", default=True, show_default=True,
               help="Draw the feedback pictures by running the student's functions once more (no points).")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Grade this many submissions in parallel [default: the machine's cores].")
+@workers_option()
 @click.option("--shard", "shard_spec", default=None, metavar="K/N",
               help="Grade only shard K of N (0-based, every N-th student id in sorted order), for a Slurm "
                    "array or a Kubernetes indexed Job; join the shards with `tkit gradebook merge`.")
-@click.option("--data-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Folder holding the MNIST IDX files for the AutoEncoder's training tests "
-                   "[default: TKIT_DATA_DIR, then datasets/mnist; see `tkit data mnist`].")
+@data_dir_option()
 @click.option("--similarity", "with_similarity", is_flag=True,
               help="Also write OUT/similarity.csv and OUT/similarity.html: the code the submissions share "
                    "(see `tkit similarity`; not with --shard).")
@@ -68,9 +66,10 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
 
         zygote_parent.prestart()  # grading happens in this process: overlap the sandbox's torch import
     from autograder import batch
-    from autograder.commands import prepare_run
 
-    prepare_run(lang, data_dir, names, "--exercise")
+    options = grading_options(visibility=("public",) if public_only else ("public", "hidden"), names=names,
+                              seed=seed, lang=lang)
+    use_data_dir(data_dir)
     require_training_data(names)
     todo = submission_list(submissions, class_dir)
     if shard_spec is not None and with_similarity:
@@ -88,12 +87,12 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     warning = sandbox.protection_warning()
     if warning:
         click.secho(warning, fg="yellow", err=True)
-    visibility = ("public",) if public_only else ("public", "hidden")
     from autograder.records import ClassRecords
 
-    records = ClassRecords(out_dir, options=dict(visibility=visibility, names=names or None),
+    records = ClassRecords(out_dir, options=options.results_key(),
                            gradebook_path=gradebook_path, lang=lang, pictures=pictures)
     seed = records.seed(seed, resume)
+    options = options.replace(seed=seed)
     all_todo, todo = todo, records.plan(todo, resume)
     if resume:
         click.echo(f"resume: {len(all_todo) - len(todo)} unchanged submission(s) kept from the gradebook")
@@ -109,7 +108,6 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         click.echo(f"{shown(sid):<24} {results['score']:>6g} / {ex['max_score']:g}   "
                    f"({results['execution_time']:.1f} s)")
 
-    options = dict(visibility=visibility, names=names or None, seed=seed, lang=lang)
     interrupted = None
     try:
         try:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from autograder.commands.options import lang_option
+
 
 @click.command(name="list")
-@click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the titles.")
+@lang_option(help="Language of the titles.")
 @click.option("--markdown", is_flag=True,
               help="Print the README's points table (Markdown) instead; README.md must hold this output.")
 def command(lang, markdown):
@@ -15,9 +17,8 @@ def command(lang, markdown):
     The public points are read from the public suite's markers; the hidden ones are the rest
     (the student edition has no hidden suite to read).
     """
-    from autograder import exercises, i18n, suite_index  # here: ``tkit --help`` imports no pytest
+    from autograder import exercises, suite_index  # here: ``tkit --help`` imports no pytest
 
-    lang = lang or i18n.default_language()
     public = {name: split.get("public", 0.0)
               for name, split in suite_index.points_split(suite_index.collect()).items()}
     if markdown:
@@ -25,9 +26,8 @@ def command(lang, markdown):
         return
     click.echo(f"{'exercise':<22} {'points':>6} {'public':>6} {'hidden':>6}  title")
     for ex in exercises.EXERCISES:
-        title = ex.title_ko if lang == "ko" else ex.title_en
         shown = public.get(ex.name, 0.0)
-        click.echo(f"{ex.name:<22} {ex.points:>6g} {shown:>6g} {ex.points - shown:>6g}  {title}")
+        click.echo(f"{ex.name:<22} {ex.points:>6g} {shown:>6g} {ex.points - shown:>6g}  {ex.title}")
     total_public = sum(public.get(n, 0.0) for n in exercises.NAMES)
     click.echo(f"{'total':<22} {exercises.total_points():>6g} {total_public:>6g} "
                f"{exercises.total_points() - total_public:>6g}")

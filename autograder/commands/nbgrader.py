@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from autograder.commands.options import lang_option, seed_option, workers_option
 from autograder.untrusted import shown
 
 
@@ -22,11 +23,9 @@ def command():
               show_default=True, help="Grade the notebooks of this nbgrader folder.")
 @click.option("--db-url", default=None,
               help="nbgrader's gradebook [default: sqlite:///COURSE_DIR/gradebook.db].")
-@click.option("--seed", type=int, default=None,
-              help="Seed of the hidden tests [default: the one this course's earlier runs used, else fresh].")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Grade this many submissions in parallel [default: the machine's cores].")
-@click.option("--lang", type=click.Choice(["en", "ko"]), default=None, help="Language of the feedback.")
+@seed_option(help="Seed of the hidden tests [default: the one this course's earlier runs used, else fresh].")
+@workers_option()
+@lang_option(help="Language of the feedback.")
 def grade(course_dir, assignment, source, db_url, seed, workers, lang):
     """Grade every COURSE_DIR/<from>/<student>/<assignment>/ with the kit's sandboxed engine and
     write each exercise's points into nbgrader's gradebook (the manual score of the exercise's

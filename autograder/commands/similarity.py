@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from autograder.commands.options import class_dir_option, exercise_option, lang_option, workers_option
 from autograder.untrusted import shown
 
 
@@ -34,28 +35,25 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
 
 @click.command(name="similarity")
 @click.argument("submissions", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--class-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Compare every entry of this folder; each entry's name is the student id.")
+@class_dir_option(help="Compare every entry of this folder; each entry's name is the student id.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Write OUT/similarity.csv and OUT/similarity.html here.")
-@click.option("--exercise", "names", multiple=True, help="Compare only this exercise (repeatable).")
+@exercise_option("Compare")
 @click.option("--reference/--no-reference", default=True, show_default=True,
               help="Compare every student with the reference solutions too (a leaked solution).")
 @click.option("--time-limit", type=click.FloatRange(min=1), default=None,
               help="Stop after this many seconds and report what was compared [default: 900].")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Compare this many exercises in parallel [default: the machine's cores].")
-def command(submissions, class_dir, out_dir, names, reference, time_limit, workers):
+@workers_option(help="Compare this many exercises in parallel [default: the machine's cores].")
+@lang_option()
+def command(submissions, class_dir, out_dir, names, reference, time_limit, workers, lang):
     """Report the code SUBMISSIONS (folders, .zip) or the entries of --class-dir share.
 
     Per pair of students and exercise, the share of matching code (winnowing, the MOSS method;
     renamed variables still match; the starter stubs never count), and per student the share
     shared with the reference solution. Exits 1 when the time limit cut the run short.
     """
-    from autograder.commands import prepare_run
     from autograder.commands import submission_list
 
-    prepare_run(None, None, names, "--exercise")
     todo = submission_list(submissions, class_dir, "compare")
     if not run_report(todo, out_dir, reference=reference, time_limit=time_limit, names=names or None,
                       workers=workers):

@@ -7,27 +7,25 @@ import sys
 
 import click
 
+from autograder.commands.options import exercise_option, lang_option, seed_option
+
 
 @click.command(name="validate")
-@click.option("--exercise", "names", multiple=True, help="Validate only this exercise (repeatable).")
+@exercise_option("Validate")
 @click.option("--no-training", is_flag=True, help="Leave out the tests that train a model.")
-@click.option("--seed", type=int, default=None, help="Seed of the hidden tests (default: a fresh one, printed).")
+@seed_option(help="Seed of the hidden tests (default: a fresh one, printed).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Checks to run at once (separate processes).")
-def command(names, no_training, seed, jobs):
+@lang_option()
+def command(names, no_training, seed, jobs, lang):
     """Grade the reference (must get every point), the untouched stubs (must get 0) and every
     known mistake of the catalog (each must lose points on its own exercise and be named as
     itself). Prints a table; exits 1 when any check fails."""
     from rich.console import Console
     from rich.table import Table
 
-    from autograder import exercises, validate
+    from autograder import validate
 
-    for name in names:
-        try:
-            exercises.get(name)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--exercise") from None
     seed = seed if seed is not None else secrets.randbelow(2**31)
     console = Console()
     console.print(f"tkit validate: seed {seed}, training tests {'off' if no_training else 'on'}, {jobs} job(s)")

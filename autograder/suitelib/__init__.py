@@ -42,16 +42,12 @@ builders from the public formulas, passed as ``check(..., variants=...)``.
 :mod:`.training` and :mod:`.transformer_training` (the training checks), :mod:`.draws` (their
 secret-keyed per-run draws, not the test's ``rng``).
 
-Messages written here are bilingual through :func:`say` or ``autograder.i18n._()``.
+Messages written here are bilingual through ``say(en, ko)`` (:func:`autograder.i18n.authored`) or
+``autograder.i18n._()``.
 The student edition ships the modules public suites import (``autograder/release.py`` follows the
 imports), so a public suite imports neither the catalog nor the reference solutions.
 """
 
 from __future__ import annotations
 
-from autograder.i18n import language
-
-
-def say(en: str, ko: str) -> str:
-    """``en`` or ``ko``, whichever is the report's current language (see :mod:`autograder.i18n`)."""
-    return ko if language() == "ko" else en
+from autograder.i18n import authored as say  # noqa: F401  (suites write ``say(en, ko)``)

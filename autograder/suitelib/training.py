@@ -140,12 +140,14 @@ def named_mistake(mutant_id: str) -> catalog.Mutant | None:
 
 
 def run_seed(value: int | None = None) -> int:
-    """``value``, or the current grading run's seed (``testing.CURRENT.run_seed``)."""
+    """``value``, or the current grading run's seed (:func:`autograder.context.current`; 0 outside
+    a graded test)."""
     if value is not None:
         return int(value)
-    from autograder import testing
+    from autograder import context
 
-    return int(testing.CURRENT.run_seed)
+    ctx = context.current(required=False)
+    return int(ctx.run.seed) if ctx is not None else 0
 
 
 @contextlib.contextmanager

@@ -1,0 +1,117 @@
+"""GradingOptions (one validated, picklable value from the commands to the plugin), the shared
+click options, and the running test's context (no grading run here: all cheap)."""
+
+import argparse
+import pickle
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autograder import cli, context
+from autograder.options import GradingOptions, OptionsError, add_plugin_options
+
+
+@pytest.mark.parametrize("fields, field, text", [
+    ({"seed": -1}, "seed", "the seed must be a whole number from 0 to 2**63 - 1, got -1"),
+    ({"seed": 2**63}, "seed", "from 0 to 2**63 - 1"),
+    ({"seed": "3"}, "seed", "got '3'"),
+    ({"names": ["attenion"]}, "names", "unknown exercise 'attenion'; choose from: embedding,"),
+    ({"lang": "fr"}, "lang", "lang must be one of en, ko, got 'fr'"),
+    ({"visibility": ()}, "visibility", "visibility must be some of public, hidden"),
+    ({"visibility": ("secret",)}, "visibility", "got ('secret',)"),
+    ({"time_limit": 0}, "time_limit", "time limit must be a positive number, got 0"),
+    ({"memory_limit": -5}, "memory_limit", "memory limit must be a positive number"),
+])
+def test_a_bad_option_is_refused_in_one_place_naming_the_field(fields, field, text):
+    with pytest.raises(OptionsError) as caught:
+        GradingOptions(**fields)
+    assert caught.value.field == field and text in str(caught.value)
+    with pytest.raises(OptionsError):   # the same check on a copy
+        GradingOptions().replace(**fields)
+
+
+def test_options_are_normalised_frozen_and_picklable():
+    options = GradingOptions(names=["masks", "attention"], visibility=["public"], seed=7, lang="ko",
+                             error_log="log.txt")
+    assert options.names == ("masks", "attention") and options.visibility == ("public",)
+    assert options.error_log == Path("log.txt") and GradingOptions(names=[]).names is None
+    assert pickle.loads(pickle.dumps(options)) == options   # what a worker of the pool receives
+    with pytest.raises(AttributeError):
+        options.seed = 8
+    assert GradingOptions.of(options) is options and GradingOptions.of(options, seed=9).seed == 9
+    assert GradingOptions.of({"seed": 3}, lang="en") == GradingOptions(seed=3, lang="en")
+    with pytest.raises(TypeError):
+        GradingOptions.of({"sed": 3})
+    assert options.results_key() == {"visibility": ["public"], "names": ["masks", "attention"], "training": True}
+
+
+def test_the_plugin_reads_back_the_options_its_arguments_carry():
+    parser = argparse.ArgumentParser()
+
+    class Group:   # pytest's option group, as far as add_plugin_options uses it
+        def addoption(self, *flags, **kwargs):
+            parser.add_argument(*flags, **kwargs)
+
+    add_plugin_options(Group())
+    sent = GradingOptions(seed=11, lang="ko", call_timeout=2.5, time_limit=60.0, memory_limit=2**30,
+                          error_log=Path("/tmp/errors.log"), results_path=Path("/tmp/r.json"),
+                          names=["masks"], training=False)
+    args = sent.plugin_args()
+    assert args[:4] == ["--tkit-seed", "11", "--tkit-lang", "ko"] and "--tkit-memory-limit" in args
+    namespace = parser.parse_args(args)
+
+    class Config:
+        def getoption(self, name):
+            return getattr(namespace, name)
+
+    back = GradingOptions.from_config(Config())
+    # what the plugin needs comes back; test selection (names, training) is pytest's own argv
+    assert back == GradingOptions(seed=11, lang="ko", call_timeout=2.5, time_limit=60.0, memory_limit=2**30,
+                                  error_log=Path("/tmp/errors.log"), results_path=Path("/tmp/r.json"))
+    assert GradingOptions.from_config(Config()) == back
+    defaults = parser.parse_args([])
+    assert GradingOptions.from_config(type("C", (), {"getoption": lambda self, n: getattr(defaults, n)})()) \
+        == GradingOptions()
+
+
+def test_the_running_test_context_is_scoped_and_missing_outside_a_test():
+    assert context.current(required=False) is None
+    with pytest.raises(context.NoTestRunning, match="no graded test is running"):
+        context.current()
+    run = context.RunState(seed=5)
+    outer = context.TestContext(exercise="masks", nodeid="a", seed=1, visibility="public", run=run)
+    with context.running(outer):
+        inner = context.TestContext(exercise="attention", nodeid="b", run=run)
+        with context.running(inner):
+            assert context.current() is inner and context.current().run.seed == 5
+        assert context.current() is outer
+    assert context.current(required=False) is None
+
+
+@pytest.mark.parametrize("argv, hint, text", [
+    (["grade", "--seed", "-1", "--out", "OUT", "."], "'--seed'", "from 0 to 2**63 - 1"),
+    (["grade", "--exercise", "attenion", "--out", "OUT", "."], "'--exercise'", "unknown exercise 'attenion'"),
+    (["check", "attenion"], "EXERCISE", "unknown exercise 'attenion'"),
+    (["validate", "--exercise", "nope"], "'--exercise'", "unknown exercise 'nope'"),
+    (["similarity", "--exercise", "nope", "--out", "OUT", "."], "'--exercise'", "unknown exercise 'nope'"),
+    (["nbgrader", "grade", "--course-dir", ".", "--seed", "-3"], "'--seed'", "got -3"),
+])
+def test_shared_options_refuse_bad_values_alike_in_every_command(argv, hint, text, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.main, argv)
+    assert result.exit_code == 2, result.output
+    assert hint in result.output and text in result.output
+
+
+def test_lang_is_honoured_for_the_whole_command(monkeypatch):
+    monkeypatch.setenv("TKIT_LANG", "en")
+    korean = CliRunner().invoke(cli.main, ["list", "--lang", "ko"])
+    english = CliRunner().invoke(cli.main, ["list"])
+    assert korean.exit_code == english.exit_code == 0
+    assert "토큰 임베딩" in korean.output and "Token embedding" not in korean.output
+    assert "Token embedding" in english.output and "토큰 임베딩" not in english.output
+    assert context.current(required=False) is None
+    from autograder import i18n
+
+    assert i18n.language() == "en"   # the command's language ended with it
