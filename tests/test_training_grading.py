@@ -168,6 +168,16 @@ def test_reversal_data_and_exact_match():
     assert not tt.exact_match(truncated, tgt)[(tgt != tt.PAD).sum(1) > 3].any()
 
 
+def test_the_transformer_schedule_warms_up_then_decays():
+    from autograder.child.tasks import scheduled_lr
+
+    rates = [scheduled_lr(step, 10, 0.01, 3) for step in range(10)]
+    assert rates[:3] == pytest.approx([0.01 / 3, 0.02 / 3, 0.01])  # linear warm-up to the peak
+    assert all(a > b > 0 for a, b in zip(rates[2:], rates[3:]))  # then a strictly falling cosine
+    assert rates[6] == pytest.approx(0.005)  # half-way through the decay: half the peak
+    assert [scheduled_lr(step, 10, 0.01, 0) for step in (0, 9)] == [0.01, 0.01]  # no warm-up: constant
+
+
 def test_the_secret_symbol_code_maps_the_reversed_symbols():
     code = torch.tensor([0, 1, 2, 9, 8, 7, 6, 5, 4, 3])
     src, tgt = tt.reversal_data(20, seed=1, symbols=code)

@@ -51,6 +51,7 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     import safetensors.torch  # noqa: F401
 
+    tasks.preload()  # what every optimizer would import in each child
     sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
     serve(sock)
 

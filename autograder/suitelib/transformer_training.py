@@ -66,6 +66,7 @@ class TransformerBudget:
     steps: int = 400
     batch_size: int = 64
     lr: float = 2e-3
+    warmup: int = 0                # warm-up steps of the schedule (0: constant lr); see fit_transformer
     seed: int = 7                  # the model's initialisation in the child
     n_heldout: int = 500
     timeout_s: float = 180.0
@@ -167,7 +168,7 @@ def transformer_run(impl, budget: TransformerBudget = TF, cache: bool = True,
 def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerRun:
     src, tgt, held_src, held_tgt = draw_task(budget, seed)
     out = impl.task("fit_transformer", impl.transformer, budget.config(), src, tgt, budget.steps,
-                    budget.batch_size, budget.lr, budget.seed, PAD, timeout=budget.timeout_s)
+                    budget.batch_size, budget.lr, budget.seed, PAD, budget.warmup, timeout=budget.timeout_s)
     trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
     if trained is None:
         raise AssertionError(_("the training run returned an unexpected value"))
