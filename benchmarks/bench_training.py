@@ -5,7 +5,9 @@ Three parts, each selected by an option (all by default):
 ``--cost``: what the two training checks add to grading the reference, as a ratio to a bare
 ``python -c "import torch"`` measured side by side in the same run (alternating, ``--runs``
 times, medians): the wall time of ``run_suites(solutions, names=[autoencoder, transformer])``
-with the training tests minus the same without them, on one worker.
+with the training tests minus the same without them, on one worker. One untimed grading first
+starts the sandbox's zygote (``import torch`` and what it pre-imports for the children, once per
+grading process or class batch), so no figure carries that start.
 
 ``--table``: the fairness table of :mod:`autograder.suitelib.training`: six correct
 AutoEncoders (``tests/data/autoencoders/``) trained with the grading budget, each over
@@ -66,6 +68,7 @@ def grading_wall(training_tests: bool, seed: int) -> float:
 def cost(runs: int, seed: int) -> None:
     """Print the training checks' added wall time as a ratio to ``import torch`` (medians)."""
     torch_s, with_s, without_s = [], [], []
+    grading_wall(False, seed)  # untimed: starts the zygote, once per grading process or class batch
     for _ in range(runs):
         torch_s.append(import_torch_wall())
         without_s.append(grading_wall(False, seed))

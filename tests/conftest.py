@@ -2,9 +2,16 @@
 
 ``ref`` gives the reference solutions in ``solutions/``, imported by their plain module names
 (``masks``, ``attention``, ...) the way the modules import each other.
+
+The training checks' draws mix the run seed with the instructor's grading secret, which a
+checkout makes at random on first use (``solutions/.grading-secret``): the kit's own tests fix it
+instead (:data:`TEST_SECRET` in ``TKIT_GRADING_SECRET``, set before any test runs and inherited
+by the ``tkit`` processes the tests start), so every checkout and CI run draws the same digits,
+transforms and symbol codes. Tests of the secret file itself unset it with ``monkeypatch``.
 """
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,6 +23,10 @@ SOLUTIONS_DIR = REPO_ROOT / "solutions"
 if str(REPO_ROOT) not in sys.path:  # ``autograder`` importable even without an installed kit
     sys.path.insert(0, str(REPO_ROOT))
 from autograder.exercises import NAMES as REFERENCE_MODULES  # noqa: E402  (the registry's order)
+from autograder.suitelib.draws import ENV_VAR as SECRET_ENV_VAR  # noqa: E402
+
+TEST_SECRET = "transformer-kit tests: a fixed grading secret"
+os.environ[SECRET_ENV_VAR] = TEST_SECRET
 
 
 @pytest.fixture

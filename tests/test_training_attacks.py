@@ -80,7 +80,7 @@ def test_a_stub_that_replaces_the_kits_training_routine_scores_nothing(tmp_path,
     with (sub / "transformer.py").open("a", encoding="utf-8") as f:
         f.write(UNPACK + SWAP_TASK + f'''
 _WEIGHTS = "{packed(pretrained)}"
-def _fake(module, config, src, tgt, steps, batch_size, lr, seed, pad_id):
+def _fake(module, config, src, tgt, steps, batch_size, lr, seed, pad_id, *schedule):
     return {{"model": None, "losses": [3.0 / (1 + i) for i in range(steps)], "trained": _unpack(_WEIGHTS)}}
 _swap("fit_transformer", _fake)
 ''')

@@ -168,6 +168,38 @@ def test_reversal_data_and_exact_match():
     assert not tt.exact_match(truncated, tgt)[(tgt != tt.PAD).sum(1) > 3].any()
 
 
+def test_the_transformer_schedule_warms_up_then_decays():
+    from autograder.child.tasks import scheduled_lr
+
+    rates = [scheduled_lr(step, 10, 0.01, 3) for step in range(10)]
+    assert rates[:3] == pytest.approx([0.01 / 3, 0.02 / 3, 0.01])  # linear warm-up to the peak
+    assert all(a > b > 0 for a, b in zip(rates[2:], rates[3:]))  # then a strictly falling cosine
+    assert rates[6] == pytest.approx(0.005)  # half-way through the decay: half the peak
+    assert [scheduled_lr(step, 10, 0.01, 0) for step in (0, 9)] == [0.01, 0.01]  # no warm-up: constant
+
+
+def test_a_zygote_child_starts_with_what_the_optimizers_import(tmp_path):
+    """``torch.optim`` imports ``torch._dynamo`` on first use (~1.8 s); the zygote imports it once
+    (``tasks.preload``), so a training child finds it loaded and makes an optimizer at once."""
+    (tmp_path / "probe_mod.py").write_text(
+        "import sys\n"
+        "def loaded():\n"
+        "    return 'torch._dynamo' in sys.modules\n"
+        "def adam_steps():\n"
+        "    import torch\n"
+        "    w = torch.zeros(3, requires_grad=True)\n"
+        "    opt = torch.optim.Adam([w], lr=0.1)\n"
+        "    w.sum().backward()\n"
+        "    opt.step()\n"
+        "    return w.detach().tolist()\n", encoding="utf-8")
+    impl = RemoteImpl(tmp_path)
+    try:
+        assert impl.probe_mod.loaded() is True and impl.info["launcher"] == "zygote"
+        assert impl.probe_mod.adam_steps() == pytest.approx([-0.1, -0.1, -0.1])
+    finally:
+        impl.close()
+
+
 def test_the_secret_symbol_code_maps_the_reversed_symbols():
     code = torch.tensor([0, 1, 2, 9, 8, 7, 6, 5, 4, 3])
     src, tgt = tt.reversal_data(20, seed=1, symbols=code)

@@ -2,7 +2,8 @@
 
 Started by :mod:`autograder.sandbox.zygote_parent` (the parent side) as ``python -I -c <bootstrap>`` with a
 copy of this package and a scrubbed environment; it never imports the kit itself, so its
-memory (which every child inherits) holds torch, safetensors and this package only: no
+memory (which every child inherits) holds torch (with ``torch._dynamo``, see ``tasks.preload``),
+safetensors and this package only: no
 reference solution, no test, no result.
 
 Protocol on the ``SOCK_SEQPACKET`` socket given as ``argv[0]``: the zygote first sends
@@ -51,6 +52,7 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     import safetensors.torch  # noqa: F401
 
+    tasks.preload()  # what every optimizer would import in each child
     sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
     serve(sock)
 
