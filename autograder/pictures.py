@@ -5,8 +5,8 @@ Two sources of plot data, both plain lists of numbers stored in results.json:
 * ``extra_data["figures"]`` of a test record, attached by the test through the plugin's
   ``attach`` fixture (e.g. the AutoEncoder training test attaches the loss curve and a
   few reconstructions);
-* ``extra_data["figures"]`` of the submission, filled after grading by :func:`collect`,
-  which calls the student's own functions through :class:`autograder.remote.RemoteImpl`
+* ``extra_data["figures"]`` of the submission, filled at the end of the grading run by
+  :func:`collect_from_session` (from the grading session's child, before it closes), which calls the student's own functions through :class:`autograder.remote.RemoteImpl`
   (student code runs only in the child) on small fixed inputs: the positional-encoding
   table and the attention weights of a padded and a causal example. These cost no points
   and use only inputs and formulas printed in exercises/README.md, so nothing hidden leaks.
@@ -31,16 +31,13 @@ import base64
 import io
 import math
 import time
-from pathlib import Path
 from typing import Callable
-
-from autograder.remote import RemoteImpl
-from autograder.sandbox import Limits
 
 FIGURE_ORDER = ("pe_table", "attention_padded", "attention_causal", "ae_reconstructions", "loss_curve")
 PE_SHAPE = (32, 32)           # (max_len, d_model) of the pictured table
 ATTENTION_SHAPE = (6, 6, 8)   # (S_q, S_k, d_k) of the pictured attention examples
 PADDED_KEYS = 2               # the last PADDED_KEYS keys are padding in the padded example
+PICTURES_TIMEOUT = 60.0       # seconds the pictures' requests may take together
 
 
 class FigureDataError(ValueError):
@@ -128,34 +125,27 @@ def collect(remote, names=None) -> tuple[dict, dict]:
     return figures, problems
 
 
-def collect_for_submission(folder: Path, names=None, timeout: float = 60.0) -> tuple[dict, dict]:
-    """:func:`collect` on the submission ``folder`` in a fresh sandboxed child (closed after)."""
-    limits = Limits()
-    limits.call_timeout = min(limits.call_timeout, timeout)
-    remote = RemoteImpl(Path(folder), limits, label="pictures")
+def collect_from_session(remote, names=None, timeout: float = PICTURES_TIMEOUT) -> tuple[dict, dict]:
+    """:func:`collect` through the grading session's ``remote`` at the end of its run, before
+    its child closes (no second child, no second preparation of the submission). The requests
+    count against no exercise's share; together they may take ``timeout`` seconds. Never
+    raises: a child that cannot start, or anything else that stops the step, is a picture
+    problem (``{"*": why}``), never a failed test."""
+    remote.begin_test(None)
     remote.deadline = time.monotonic() + timeout
     try:
+        remote.reset()   # the last test's handles go
         return collect(remote, names)
-    except RuntimeError as exc:   # the child could not start at all
-        return {}, {"*": str(exc)}
-    finally:
-        remote.close()
+    except Exception as exc:  # noqa: BLE001 - a picture step must never fail the grading
+        return {}, {"*": f"{type(exc).__name__}: {exc}"[:500]}
 
 
-def add_to_results(submission: Path, results: dict, names=None) -> None:
-    """Collect the pictures' data of the submission at ``submission`` (folder, .zip or notebook)
-    into ``results["extra_data"]["figures"]`` (and ``figure_problems``: why a figure is missing)."""
-    from autograder import grading  # imports torch: not when reports only render figures
-
-    try:
-        with grading.prepared(Path(submission)) as folder:
-            figures, problems = collect_for_submission(folder, names)
-    except grading.SubmissionFormatError:
-        return
-    extra = results.setdefault("extra_data", {})
-    extra.setdefault("figures", {}).update(figures)
+def add_to_results(results, figures: dict, problems: dict) -> None:
+    """Add collected pictures' data to ``results`` (:class:`autograder.results.Results`):
+    ``figures`` (figure name -> plot data) and ``figure_problems`` (why a figure is missing)."""
+    results.figures = {**(results.figures or {}), **figures}
     if problems:
-        extra["figure_problems"] = problems
+        results.figure_problems = {**(results.figure_problems or {}), **problems}
 
 
 def _rows(tensor) -> list:

@@ -12,6 +12,7 @@ import pytest
 
 from autograder import catalog, grading, paths, pictures, reports
 from autograder.records import ClassRecords
+from autograder.results import error_results
 
 SUITE = Path(__file__).parent / "data" / "report_suite.py"
 CRASH = "import os\nos._exit(3)\n"
@@ -83,7 +84,7 @@ def test_feedback_for_a_crashed_submission(graded):
 
 
 def test_feedback_for_a_submission_that_could_not_be_graded():
-    results = reports.error_results("bob.zip: not a valid zip file (File is not a zip file)", "bob.zip")
+    results = error_results("bob.zip: not a valid zip file (File is not a zip file)", "bob.zip")
     html = reports.render_feedback(results, "html", student="bob", lang="en")
     assert "Your submission could not be graded." in html and "not a valid zip file" in html
     assert "제출물을 채점할 수 없습니다." in reports.render_feedback(results, "md", lang="ko")
@@ -91,7 +92,7 @@ def test_feedback_for_a_submission_that_could_not_be_graded():
 
 def test_summary_counts_passes_and_mistakes(graded):
     class_results = dict(graded)
-    class_results["bob"] = reports.error_results("bob.zip: not a valid zip file", "bob.zip")
+    class_results["bob"] = error_results("bob.zip: not a valid zip file", "bob.zip")
     context = reports.summary_context(class_results)
     assert (context["n"], context["n_graded"]) == (4, 3)
     assert context["stats"]["mean"] == pytest.approx((4 + 1 + 0) / 3, abs=0.01)
@@ -123,7 +124,7 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
         subs[name] = tmp_path / "in" / name
     out = tmp_path / "out"
     options = {"visibility": ("public", "hidden"), "names": None}
-    records = ClassRecords(out, options=options, pictures=False)
+    records = ClassRecords(out, options=options)
     todo = sorted(subs.items())
     assert records.plan(todo, resume=True) == todo
     for sid, path in todo:
@@ -138,11 +139,11 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
     assert (row["student_id"], row["positional_encoding"], row["masks"], row["total"]) == ("swapped", "0", "1", "1")
     assert "swapped" in summary.read_text() and "pe_sin_cos_swapped" in summary.read_text()
     (subs["swapped"] / "masks.py").write_text("# changed\n")
-    again = ClassRecords(out, options=options, pictures=False)
+    again = ClassRecords(out, options=options)
     assert again.plan(todo, resume=True) == [("swapped", subs["swapped"])]
     assert again.plan(todo, resume=False) == todo
     again.close()
-    other = ClassRecords(out, options={**options, "visibility": ("public",)}, pictures=False)
+    other = ClassRecords(out, options={**options, "visibility": ("public",)})
     assert len(other.plan(todo, resume=True)) == 3          # options changed: regrade all
     other.close()
 

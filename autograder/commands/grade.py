@@ -43,7 +43,8 @@ def require_training_data(names) -> None:
               help="Regrade only submissions whose content, kit version or options changed since the "
                    "gradebook recorded them (reuses the gradebook's seed unless --seed is given).")
 @click.option("--pictures/--no-pictures", default=True, show_default=True,
-              help="Draw the feedback pictures by running the student's functions once more (no points).")
+              help="Draw the feedback pictures from the student's functions, run at the end of the grading "
+                   "(no points).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Grade this many submissions in parallel [default: the machine's cores].")
 @click.option("--shard", "shard_spec", default=None, metavar="K/N",
@@ -92,7 +93,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     from autograder.records import ClassRecords
 
     records = ClassRecords(out_dir, options=dict(visibility=visibility, names=names or None),
-                           gradebook_path=gradebook_path, lang=lang, pictures=pictures)
+                           gradebook_path=gradebook_path, lang=lang)
     seed = records.seed(seed, resume)
     all_todo, todo = todo, records.plan(todo, resume)
     if resume:
@@ -100,16 +101,15 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     failures = []
 
     def on_result(sid, path, results):
-        records.on_result(sid, path, results)
+        recorded = records.on_result(sid, path, results)
         if isinstance(results, Exception):
             failures.append(sid)
             click.echo(f"{shown(sid):<24} error: {shown(results)}")
             return
-        ex = results["extra_data"]
-        click.echo(f"{shown(sid):<24} {results['score']:>6g} / {ex['max_score']:g}   "
-                   f"({results['execution_time']:.1f} s)")
+        click.echo(f"{shown(sid):<24} {recorded.score:>6g} / {recorded.max_score or 0:g}   "
+                   f"({recorded.execution_time or 0:.1f} s)")
 
-    options = dict(visibility=visibility, names=names or None, seed=seed, lang=lang)
+    options = dict(visibility=visibility, names=names or None, seed=seed, lang=lang, pictures=pictures)
     interrupted = None
     try:
         try:
