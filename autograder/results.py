@@ -213,6 +213,7 @@ def error_results(message: str, submission: str = "", *, names=None, with_tests:
     tests = [TestResult(name=f"{n}: the submission could be graded", score=0.0,
                         max_score=float(exercises.get(n).points), status="failed", output=message,
                         visibility="visible", tags=[n, "setup"]) for n in selected] if with_tests else []
+    max_score = float(sum(exercises.get(n).points for n in selected))
     return Results(score=0.0, execution_time=0.0, output=message, visibility="visible", stdout_visibility="hidden",
-                   tests=tests, kit_version=__version__, max_score=float(sum(exercises.get(n).points for n in selected)),
-                   exercises={}, submission=submission, warnings=[], error=message)
+                   tests=tests, kit_version=__version__, max_score=max_score, exercises={},
+                   submission=submission, warnings=[], error=message)

@@ -5,6 +5,7 @@ Three small submissions are graded once through the kit's pytest plugin with the
 catalog mistake) and one whose modules kill their process on import.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -160,6 +161,35 @@ def test_pictures_from_the_reference_code(ref):
     drawn = pictures.render(figures, reports.picture_labels())
     assert [d["name"] for d in drawn] == ["pe_table", "attention_padded", "attention_causal"]
     assert all(d["uri"].startswith("data:image/png;base64,") for d in drawn)
+
+
+PE_DIES_ON_THE_PICTURE = (
+    "import os\nfrom _reference import sinusoidal_table as _table\n\n\n"
+    "def sinusoidal_table(max_len, d_model):\n"
+    "    if (max_len, d_model) == (32, 32):   # only the pictures' input\n"
+    "        os._exit(3)\n"
+    "    return _table(max_len, d_model)\n")
+
+
+def test_pictures_come_from_the_grading_session(tmp_path):
+    """One pass: the figures' data is collected from the grading child and written into the one
+    results.json; a picture step that kills the child is a picture problem, never a lost point."""
+    good, dying = tmp_path / "good", tmp_path / "dying"
+    for folder in (good, dying):
+        folder.mkdir()
+        shutil.copyfile(paths.solutions_dir() / "masks.py", folder / "masks.py")
+    shutil.copyfile(paths.solutions_dir() / "positional_encoding.py", good / "positional_encoding.py")
+    shutil.copyfile(paths.solutions_dir() / "positional_encoding.py", dying / "_reference.py")
+    (dying / "positional_encoding.py").write_text(PE_DIES_ON_THE_PICTURE)
+    results = grading.grade_submission(good, tmp_path / "out", files=[SUITE], seed=7, pictures=True)
+    assert results == json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    table = results["extra_data"]["figures"]["pe_table"]
+    assert len(table["got"]) == 32 and len(table["got"][0]) == 32
+    assert max(abs(g - e) for gr, er in zip(table["got"], table["expected"]) for g, e in zip(gr, er)) < 1e-5
+    assert "figure_problems" not in results["extra_data"]
+    died = grading.run_suites(dying, files=[SUITE], seed=7, pictures=True)
+    assert died["score"] == 4.0 and all(t["status"] == "passed" for t in died["tests"])
+    assert "pe_table" in died["extra_data"]["figure_problems"] and "pe_table" not in died["extra_data"]["figures"]
 
 
 def test_pictures_reject_malformed_data():
