@@ -19,7 +19,6 @@ must stay cheap (``tests/test_results.py`` checks it).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,9 +193,6 @@ class Results:
     def exercise(self, name: str) -> ExerciseScore | None:
         """The points of exercise ``name`` (None when the results do not hold it)."""
         return (self.exercises or {}).get(name)
-
-    def replace(self, **changes) -> "Results":
-        return dataclasses.replace(self, **changes)
 
 
 def as_results(value) -> Results:
