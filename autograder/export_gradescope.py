@@ -29,6 +29,7 @@ from pathlib import Path
 import click
 
 from autograder import exercises, paths
+from autograder.results import Results, error_results
 from autograder.textfiles import write_json_atomic
 
 DEFAULT_ROOT = "/autograder"
@@ -133,23 +134,6 @@ def mnist_files(names=None) -> list[Path]:
     return files
 
 
-def _failure_results(message: str, names, exercises_module) -> dict:
-    """A results.json for a submission that could not be graded at all: zero, with the reason."""
-    selected = list(names) if names else list(exercises_module.NAMES)
-    max_score = float(sum(exercises_module.get(n).points for n in selected))
-    return {
-        "score": 0.0,
-        "execution_time": 0.0,
-        "output": message,
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": [{"name": f"{n}: the submission could be graded", "score": 0.0,
-                   "max_score": float(exercises_module.get(n).points), "status": "failed",
-                   "output": message, "visibility": "visible", "tags": [n, "setup"]} for n in selected],
-        "extra_data": {"error": message, "max_score": max_score, "warnings": []},
-    }
-
-
 def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
     """Grade ``root/submission`` with the public and hidden suites into ``root/results/results.json``.
 
@@ -169,14 +153,15 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
         has_modules = any(work.rglob("*.py")) or any(work.rglob("*.ipynb"))
         target = zips[0] if zips and not has_modules else grading._submission_root(work)
         try:
-            results = grading.grade_submission(target, visibility=("public", "hidden"),
-                                               names=list(names or ()) or None, seed=seed)
+            results = Results.from_json(grading.grade_submission(target, visibility=("public", "hidden"),
+                                                                 names=list(names or ()) or None, seed=seed))
         except grading.SubmissionFormatError as exc:
-            results = _failure_results(f"The submission could not be graded: {exc} "
-                                       f"(제출물을 채점할 수 없습니다)", names, exercises)
-    results["extra_data"]["submission"] = "submission"
-    write_json_atomic(results_path, results)
-    return results
+            results = error_results(f"The submission could not be graded: {exc} "
+                                    f"(제출물을 채점할 수 없습니다)", names=names, with_tests=True)
+    results.submission = "submission"
+    data = results.to_gradescope()
+    write_json_atomic(results_path, data)
+    return data
 
 
 @click.command()

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from autograder import __version__, exercises, not_graded
 from autograder.limits import SUBMISSION_INTAKE_MAX_BYTES
+from autograder.results import Results, TestResult, as_results
 from autograder.sandbox import submission_files
 from autograder.textfiles import write_text_atomic
 from autograder.untrusted import csv_text
@@ -155,20 +156,21 @@ class Gradebook:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
 
     # -- writing -----------------------------------------------------------------------------
-    def record(self, student_id: str, results: dict, *, content_hash: str, options: str = "") -> None:
+    def record(self, student_id: str, results: Results | dict, *, content_hash: str, options: str = "") -> None:
         """Store one submission's results (replacing an earlier grading) in one transaction.
-        ``results`` may carry ``error`` (a submission that could not be graded)."""
-        extra = results.get("extra_data") or {}
+        ``results`` (:class:`~autograder.results.Results` or its results.json dict) may carry
+        ``error`` (a submission that could not be graded)."""
+        results = as_results(results)
         row = {
             "student_id": student_id, "content_hash": content_hash,
-            "kit_version": extra.get("kit_version", __version__), "options": options,
-            "seed": extra.get("seed"), "score": float(results.get("score", 0.0)),
-            "max_score": float(extra.get("max_score") or 0.0),
-            "execution_time": results.get("execution_time"), "graded_at": time.time(),
-            "error": results.get("error", ""),
-            "results_json": json.dumps(results, ensure_ascii=False),
+            "kit_version": results.kit_version or __version__, "options": options,
+            "seed": results.seed, "score": results.score,
+            "max_score": float(results.max_score or 0.0),
+            "execution_time": results.execution_time, "graded_at": time.time(),
+            "error": results.error or "",
+            "results_json": json.dumps(results.to_gradescope(), ensure_ascii=False),
         }
-        tests = [_test_row(student_id, t) for t in results.get("tests", [])]
+        tests = [_test_row(student_id, t) for t in results.tests]
         with self.conn:   # one transaction: all of it or none of it
             self._insert(row, tests)
 
@@ -193,17 +195,17 @@ class Gradebook:
     def students(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT student_id FROM submissions ORDER BY student_id")]
 
-    def results(self, student_id: str) -> dict:
-        """The stored results dict of a student (KeyError when absent)."""
+    def results(self, student_id: str) -> Results:
+        """The stored results of a student (KeyError when absent)."""
         row = self.conn.execute("SELECT results_json FROM submissions WHERE student_id = ?",
                                 (student_id,)).fetchone()
         if row is None:
             raise KeyError(f"no submission {student_id!r} in {self.path}")
-        return json.loads(row[0])
+        return Results.from_json(json.loads(row[0]))
 
-    def all_results(self) -> dict[str, dict]:
+    def all_results(self) -> dict[str, Results]:
         """``{student id: results}`` for every recorded submission."""
-        return {sid: json.loads(text) for sid, text in
+        return {sid: Results.from_json(json.loads(text)) for sid, text in
                 self.conn.execute("SELECT student_id, results_json FROM submissions ORDER BY student_id")}
 
     def grade_rows(self) -> tuple[list[str], list[list]]:
@@ -214,11 +216,11 @@ class Gradebook:
         header = ["student_id", *names, "total", "not_graded"]
         rows = []
         for sid, text in self.conn.execute("SELECT student_id, results_json FROM submissions ORDER BY student_id"):
-            results = json.loads(text)
-            per = (results.get("extra_data") or {}).get("exercises") or {}
+            results = Results.from_json(json.loads(text))
+            per = results.exercises or {}
             ungraded = not_graded.of_results(results)
-            rows.append([sid, *[_fmt(per[n]["score"]) if n in per and n not in ungraded else "" for n in names],
-                         _fmt(results.get("score", 0.0)), " ".join(ungraded)])
+            rows.append([sid, *[_fmt(per[n].score) if n in per and n not in ungraded else "" for n in names],
+                         _fmt(results.score), " ".join(ungraded)])
         return header, rows
 
     def export_csv(self, out: Path) -> Path:
@@ -235,14 +237,12 @@ def _fmt(x) -> str:
     return f"{float(x):g}"
 
 
-def _test_row(student_id: str, test: dict) -> dict:
-    extra = test.get("extra_data") or {}
-    tags = test.get("tags") or ["", ""]
-    return {"student_id": student_id, "nodeid": extra.get("nodeid") or test.get("name", ""),
-            "exercise": tags[0], "name": test.get("name", ""), "visibility": test.get("visibility", ""),
-            "status": test.get("status", ""), "score": float(test.get("score", 0.0)),
-            "max_score": float(test.get("max_score", 0.0)), "mistake": extra.get("mistake"),
-            "failure": extra.get("failure"), "duration": extra.get("duration")}
+def _test_row(student_id: str, test: TestResult) -> dict:
+    return {"student_id": student_id, "nodeid": test.nodeid or test.name,
+            "exercise": test.exercise, "name": test.name, "visibility": test.visibility or "",
+            "status": test.status, "score": test.score,
+            "max_score": test.max_score, "mistake": test.mistake,
+            "failure": test.failure, "duration": test.duration}
 
 
 def run_seeds(sources: list[Path], out: Path) -> dict[str, str]:

@@ -24,8 +24,9 @@ import pytest
 from autograder import exercises, limits, notebooks, paths
 from autograder.i18n import _, using
 from autograder.options import GradingOptions
-from autograder.plugin import SESSION_KEY, write_json_atomic
+from autograder.results import Results
 from autograder.sandbox import submission_files
+from autograder.textfiles import write_json_atomic
 from autograder.untrusted import shown
 
 MAX_ZIP_FILES = 2000  # entries of a zip, and modules of a submission
@@ -73,9 +74,16 @@ def _clean_pytest_env():
 
 
 def run_suites(submission: Path, options: GradingOptions | None = None, **changes) -> dict:
+    """Run the suites on a prepared submission folder; returns the results.json dict
+    (:func:`grade_folder`'s results, :meth:`~autograder.results.Results.to_gradescope`)."""
+    return grade_folder(submission, options, **changes).to_gradescope()
+
+
+def grade_folder(submission: Path, options: GradingOptions | None = None, **changes) -> Results:
     """Run the suites on a prepared submission folder as ``options`` ask (a
     :class:`autograder.options.GradingOptions`; ``changes`` are fields set on it, e.g.
-    ``run_suites(folder, names=["masks"], seed=3)``); returns the results dict.
+    ``grade_folder(folder, names=["masks"], seed=3)``); returns its
+    :class:`~autograder.results.Results`.
 
     ``time_limit`` (seconds, default 1300) bounds the time spent in tests: each exercise gets
     its share by points (:mod:`autograder.timeshare`). ``memory_limit`` (bytes) caps the child's
@@ -83,6 +91,8 @@ def run_suites(submission: Path, options: GradingOptions | None = None, **change
     (instructor-only; default: stderr), never in the results.
 
     ``training=False`` leaves out the tests marked ``training`` (they train a model).
+    ``options.pictures``: also collect the report pictures' data, from the same child at the end of the
+    run (:func:`autograder.pictures.collect_from_session`; no points).
     ``files`` replaces the kit's suites by these test files (the kit's own tests use a small
     suite of their own); ``visibility`` and ``names`` then select nothing.
 
@@ -125,7 +135,7 @@ def run_suites(submission: Path, options: GradingOptions | None = None, **change
 class _ResultGrabber:
     """Takes the results from the plugin's session at the end of the run."""
 
-    results: dict | None = None
+    results: Results | None = None
     interrupted: bool = False
 
     def pytest_keyboard_interrupt(self, excinfo):
@@ -133,7 +143,7 @@ class _ResultGrabber:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        sess = session.config.stash.get(SESSION_KEY, None)
+        sess = session.config.pluginmanager.get_plugin("tkit-grading-session")
         if sess is not None:
             self.results = sess.results
 
@@ -308,8 +318,9 @@ def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> N
 def grade_submission(path: Path, out_dir: Path | None = None, options: GradingOptions | None = None,
                      **changes) -> dict:
     """Grade the submission at ``path`` (folder, .zip or .ipynb) and, with ``out_dir``,
-    write ``out_dir/results.json``. ``options`` (and ``changes`` to it) go to :func:`run_suites`;
-    the messages of preparing the submission are in ``options.lang`` too.
+    write ``out_dir/results.json`` (once: pictures included). ``options`` (and ``changes`` to it)
+    go to :func:`grade_folder`; the messages of preparing the submission are in ``options.lang``
+    too. Returns the results.json dict (:meth:`Results.to_gradescope`).
 
     ``results["extra_data"]["warnings"]`` lists what preparing the submission removed or
     ignored (IPython magics in notebooks, a notebook shadowed by its ``.py``); they are
@@ -318,11 +329,12 @@ def grade_submission(path: Path, out_dir: Path | None = None, options: GradingOp
     options = GradingOptions.of(options, **changes)
     notes: list[str] = []
     with using(options.lang), prepared(Path(path), notes) as folder:
-        results = run_suites(folder, options)
-    results["extra_data"]["submission"] = str(path)
-    results["extra_data"]["warnings"] = notes
+        results = grade_folder(folder, options)
+    results.submission = str(path)
+    results.warnings = notes
     if notes:
-        results["output"] = "\n".join([results["output"], *(f"warning: {n}" for n in notes)])
+        results.output = "\n".join([results.output or "", *(f"warning: {n}" for n in notes)])
+    data = results.to_gradescope()
     if out_dir is not None:
-        write_json_atomic(Path(out_dir) / "results.json", results)
-    return results
+        write_json_atomic(Path(out_dir) / "results.json", data)
+    return data

@@ -29,6 +29,7 @@ from pathlib import Path
 from autograder import batch, exercises
 from autograder.options import GradingOptions
 from autograder.records import ClassRecords
+from autograder.results import Results, as_results
 
 
 @dataclass
@@ -64,16 +65,15 @@ def submissions(course_dir: Path, assignment: str, source: str = "submitted") ->
             if student.is_dir() and not student.is_symlink() and (student / assignment).is_dir()]
 
 
-def cell_points(results: dict, exercise: str) -> float:
+def cell_points(results: Results | dict, exercise: str) -> float:
     """The points of ``exercise``'s test cell: the suites' score of the exercise scaled to the
     exercise's points (0 for an exercise the results do not hold, or results with an error)."""
-    if results.get("error"):
-        return 0.0
-    got = ((results.get("extra_data") or {}).get("exercises") or {}).get(exercise)
-    if not got or not got.get("max_score"):
+    results = as_results(results)
+    got = results.exercise(exercise)
+    if results.error or not got or not got.max_score:
         return 0.0
     points = exercises.get(exercise).points
-    return round(points * float(got["score"]) / float(got["max_score"]), 4)
+    return round(points * got.score / got.max_score, 4)
 
 
 def write_scores(course_dir: Path, assignment: str, points: dict[str, dict[str, float]],
@@ -125,14 +125,14 @@ def grade_course(course_dir: Path, assignment: str, *, source: str = "submitted"
     visibility = ("public", "hidden") if grading.suite_files(("hidden",), names) else ("public",)
     options = GradingOptions(visibility=visibility, names=names, seed=seed, lang=lang)
     out_dir = Path(course_dir) / "tkit" / assignment
-    records = ClassRecords(out_dir, options=options.results_key(), lang=lang, pictures=False)
+    records = ClassRecords(out_dir, options=options.results_key(), lang=lang)
     done = CourseGrades(out_dir=out_dir)
 
     def record(student, path, results):
         recorded = records.on_result(student, path, results)
         done.points[student] = {name: cell_points(recorded, name) for name in names}
-        if recorded.get("error"):
-            done.errors[student] = recorded["error"]
+        if recorded.error:
+            done.errors[student] = recorded.error
         if on_result is not None:
             on_result(student, path, recorded)
 

@@ -10,13 +10,14 @@ Every report shows these tests as "not graded" (:mod:`autograder.reports`,
 Who marks: :func:`reason_for` names the grader-side exceptions the plugin meets while a test
 runs (a missing or corrupted dataset here); the plugin marks the kit's own internal errors
 with the reason of :mod:`autograder.grader_errors`; :func:`summarize` gathers the marks of a
-results dict.
+submission's :class:`~autograder.results.Results`.
 """
 
 from __future__ import annotations
 
 from autograder import exercises
 from autograder.i18n import _
+from autograder.results import Results, TestResult, as_results
 
 KEY = "not_graded"
 
@@ -37,38 +38,37 @@ def message() -> str:
              "not in your code); it will be graded again")
 
 
-def reason(test: dict) -> str:
-    """The test's not-graded reason, '' when the test was judged."""
-    return str((test.get("extra_data") or {}).get(KEY) or "")
+def reason(test) -> str:
+    """The test's not-graded reason, '' when the test was judged (``test``: a
+    :class:`~autograder.results.TestResult` or a results.json test entry)."""
+    if isinstance(test, dict):
+        test = TestResult.from_json(test)
+    return str(test.not_graded or "")
 
 
-def exercises_of(tests: list[dict]) -> list[str]:
+def exercises_of(tests: list[TestResult]) -> list[str]:
     """The exercises (in exercise order) with at least one test not graded."""
-    found = {(t.get("tags") or [""])[0] for t in tests if reason(t)}
+    found = {t.exercise for t in tests if reason(t)}
     return [name for name in exercises.NAMES if name in found]
 
 
-def summarize(results: dict) -> list[str]:
-    """Set ``results["extra_data"]["not_graded"]`` (dropped when empty) and each exercise's
-    ``not_graded`` count in ``extra_data["exercises"]``; returns the exercises' list."""
-    names = exercises_of(results.get("tests") or [])
-    extra = results.setdefault("extra_data", {})
-    for test in results.get("tests") or []:
-        if reason(test):
-            entry = (extra.get("exercises") or {}).get((test.get("tags") or [""])[0])
-            if entry is not None:
-                entry[KEY] = entry.get(KEY, 0) + 1
-    if names:
-        extra[KEY] = names
-    else:
-        extra.pop(KEY, None)
+def summarize(results: Results) -> list[str]:
+    """Set ``results.not_graded`` (None when empty) and each exercise's ``not_graded`` count in
+    ``results.exercises``; returns the exercises' list."""
+    names = exercises_of(results.tests)
+    for test in results.tests:
+        entry = results.exercise(test.exercise) if reason(test) else None
+        if entry is not None:
+            entry.not_graded += 1
+    results.not_graded = names or None
     return names
 
 
-def of_results(results: dict) -> list[str]:
-    """The exercises a results dict says were not graded (from its tests when the
-    submission-level list is absent, e.g. results written before the list existed)."""
-    listed = (results.get("extra_data") or {}).get(KEY)
-    if isinstance(listed, list):
-        return [str(name) for name in listed]
-    return exercises_of(results.get("tests") or [])
+def of_results(results) -> list[str]:
+    """The exercises a submission's results (:class:`~autograder.results.Results` or a
+    results.json dict) say were not graded (from its tests when the submission-level list is
+    absent, e.g. results written before the list existed)."""
+    results = as_results(results)
+    if isinstance(results.not_graded, list):
+        return [str(name) for name in results.not_graded]
+    return exercises_of(results.tests)

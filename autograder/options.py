@@ -34,6 +34,8 @@ PLUGIN_FLAGS: dict[str, tuple[str, type, str]] = {
     "memory_limit": ("--tkit-memory-limit", int, "bytes of memory the submission's process may allocate"),
     "error_log": ("--tkit-error-log", Path, "append the details of grader errors to this instructor-only file"),
     "results_path": ("--tkit-results", Path, "write results.json here"),
+    "pictures": ("--tkit-pictures", bool,
+                 "collect the report pictures' data from the submission's child before it closes"),
 }
 
 
@@ -66,6 +68,8 @@ class GradingOptions:
         files: test files that replace the kit's suites (the kit's own tests); ``visibility``
             and ``names`` then select nothing.
         verbose: show pytest's own output.
+        pictures: also collect the data of the report's pictures from the submission's child at
+            the end of the run (no points; a failure is a picture problem, never a failed test).
 
     Raises:
         OptionsError: on construction, for a bad seed, an unknown exercise or visibility, a bad
@@ -84,6 +88,7 @@ class GradingOptions:
     results_path: Path | None = None
     files: tuple[Path, ...] | None = None
     verbose: bool = False
+    pictures: bool = False
 
     def __post_init__(self):
         set_ = object.__setattr__  # frozen: normalise the sequences to tuples once, here
@@ -127,7 +132,9 @@ class GradingOptions:
         args = []
         for name, (flag, kind, _help) in PLUGIN_FLAGS.items():
             value = getattr(self, name)
-            if value is not None:
+            if kind is bool:
+                args += [flag] if value else []
+            elif value is not None:
                 args += [flag, str(int(value) if kind is int else value)]
         return args
 
@@ -180,4 +187,7 @@ def add_plugin_options(group) -> None:
     """Declare :data:`PLUGIN_FLAGS` on a pytest option group (``pytest_addoption``)."""
     defaults = GradingOptions()
     for name, (flag, kind, help_text) in PLUGIN_FLAGS.items():
-        group.addoption(flag, dest=f"tkit_{name}", type=kind, default=getattr(defaults, name), help=help_text)
+        if kind is bool:
+            group.addoption(flag, dest=f"tkit_{name}", action="store_true", default=False, help=help_text)
+        else:
+            group.addoption(flag, dest=f"tkit_{name}", type=kind, default=getattr(defaults, name), help=help_text)

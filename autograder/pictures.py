@@ -5,9 +5,10 @@ Two sources of plot data, both plain lists of numbers stored in results.json:
 * ``extra_data["figures"]`` of a test record, attached by the test through the plugin's
   ``attach`` fixture (e.g. the AutoEncoder training test attaches the loss curve and a
   few reconstructions);
-* ``extra_data["figures"]`` of the submission, filled after grading by :func:`collect`,
-  which calls the student's own functions through :class:`autograder.remote.RemoteImpl`
-  (student code runs only in the child) on small fixed inputs: the positional-encoding
+* ``extra_data["figures"]`` of the submission, filled at the end of the grading run by
+  :func:`collect_from_session` (from the grading session's child, before it closes), which
+  calls the student's own functions through :class:`autograder.remote.RemoteImpl` (student
+  code runs only in the child) on small fixed inputs: the positional-encoding
   table and the attention weights of a padded and a causal example. These cost no points
   and use only inputs and formulas printed in exercises/README.md, so nothing hidden leaks.
 
@@ -22,7 +23,7 @@ Figure names and the data each holds (lists are nested lists of floats):
 =====================  ================================================================
 
 :func:`render` turns them into PNG data URIs (``data:image/png;base64,...``) with
-matplotlib (Agg backend, no display needed) and torchvision's ``make_grid``.
+matplotlib (Agg backend, no display needed) and numpy: drawing imports no torch.
 """
 
 from __future__ import annotations
@@ -31,16 +32,13 @@ import base64
 import io
 import math
 import time
-from pathlib import Path
 from typing import Callable
-
-from autograder.remote import RemoteImpl
-from autograder.sandbox import Limits
 
 FIGURE_ORDER = ("pe_table", "attention_padded", "attention_causal", "ae_reconstructions", "loss_curve")
 PE_SHAPE = (32, 32)           # (max_len, d_model) of the pictured table
 ATTENTION_SHAPE = (6, 6, 8)   # (S_q, S_k, d_k) of the pictured attention examples
 PADDED_KEYS = 2               # the last PADDED_KEYS keys are padding in the padded example
+PICTURES_TIMEOUT = 60.0       # seconds the pictures' requests may take together
 
 
 class FigureDataError(ValueError):
@@ -128,34 +126,27 @@ def collect(remote, names=None) -> tuple[dict, dict]:
     return figures, problems
 
 
-def collect_for_submission(folder: Path, names=None, timeout: float = 60.0) -> tuple[dict, dict]:
-    """:func:`collect` on the submission ``folder`` in a fresh sandboxed child (closed after)."""
-    limits = Limits()
-    limits.call_timeout = min(limits.call_timeout, timeout)
-    remote = RemoteImpl(Path(folder), limits, label="pictures")
+def collect_from_session(remote, names=None, timeout: float = PICTURES_TIMEOUT) -> tuple[dict, dict]:
+    """:func:`collect` through the grading session's ``remote`` at the end of its run, before
+    its child closes (no second child, no second preparation of the submission). The requests
+    count against no exercise's share; together they may take ``timeout`` seconds. Never
+    raises: a child that cannot start, or anything else that stops the step, is a picture
+    problem (``{"*": why}``), never a failed test."""
+    remote.begin_test(None)
     remote.deadline = time.monotonic() + timeout
     try:
+        remote.reset()   # the last test's handles go
         return collect(remote, names)
-    except RuntimeError as exc:   # the child could not start at all
-        return {}, {"*": str(exc)}
-    finally:
-        remote.close()
+    except Exception as exc:  # noqa: BLE001 - a picture step must never fail the grading
+        return {}, {"*": f"{type(exc).__name__}: {exc}"[:500]}
 
 
-def add_to_results(submission: Path, results: dict, names=None) -> None:
-    """Collect the pictures' data of the submission at ``submission`` (folder, .zip or notebook)
-    into ``results["extra_data"]["figures"]`` (and ``figure_problems``: why a figure is missing)."""
-    from autograder import grading  # imports torch: not when reports only render figures
-
-    try:
-        with grading.prepared(Path(submission)) as folder:
-            figures, problems = collect_for_submission(folder, names)
-    except grading.SubmissionFormatError:
-        return
-    extra = results.setdefault("extra_data", {})
-    extra.setdefault("figures", {}).update(figures)
+def add_to_results(results, figures: dict, problems: dict) -> None:
+    """Add collected pictures' data to ``results`` (:class:`autograder.results.Results`):
+    ``figures`` (figure name -> plot data) and ``figure_problems`` (why a figure is missing)."""
+    results.figures = {**(results.figures or {}), **figures}
     if problems:
-        extra["figure_problems"] = problems
+        results.figure_problems = {**(results.figure_problems or {}), **problems}
 
 
 def _rows(tensor) -> list:
@@ -185,16 +176,21 @@ def _png_uri(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _matrix(data: dict, figure: str, field: str):
-    import torch
+def _array(data: dict, figure: str, field: str):
+    """``data[field]`` as a float64 numpy array (FigureDataError when absent or not numeric)."""
+    import numpy as np
 
     try:
-        value = torch.tensor(data[field], dtype=torch.float64)
+        return np.array(data[field], dtype=np.float64)
     except KeyError:
         raise FigureDataError(f"figure {figure!r} lacks the field {field!r}") from None
     except (TypeError, ValueError) as exc:
         raise FigureDataError(f"figure {figure!r}: field {field!r} is not a numeric array ({exc})") from None
-    if value.dim() != 2:
+
+
+def _matrix(data: dict, figure: str, field: str):
+    value = _array(data, figure, field)
+    if value.ndim != 2:
         raise FigureDataError(f"figure {figure!r}: field {field!r} must be 2-D, got shape {list(value.shape)}")
     return value
 
@@ -205,7 +201,7 @@ def draw_pe(data: dict, labels: dict) -> str:
     got, expected = _matrix(data, "pe_table", "got"), _matrix(data, "pe_table", "expected")
     fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.4), constrained_layout=True)
     for ax, table, title in ((axes[0], got, labels["yours"]), (axes[1], expected, labels["expected"])):
-        image = ax.imshow(table.numpy(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
         ax.set_title(title)
         ax.set_xlabel(labels["dimension"])
         ax.set_ylabel(labels["position"])
@@ -218,13 +214,13 @@ def draw_attention(data: dict, figure: str, labels: dict) -> str:
     hatched cell means the mask leaked. (Titles go in the report's caption, not the picture.)"""
     plt = _pyplot()
     weights = _matrix(data, figure, "weights")
-    blocked = _matrix(data, figure, "blocked").bool()
+    blocked = _matrix(data, figure, "blocked").astype(bool)
     if blocked.shape != weights.shape:
         raise FigureDataError(f"figure {figure!r}: 'blocked' has shape {list(blocked.shape)}, "
                               f"'weights' {list(weights.shape)}")
     fig, ax = plt.subplots(figsize=(3.6, 3.3), constrained_layout=True)
-    image = ax.imshow(weights.numpy(), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-    for (row, col) in blocked.nonzero().tolist():
+    image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+    for (row, col) in zip(*blocked.nonzero()):
         ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), 1, 1, fill=False, hatch="///",
                                    edgecolor="white", linewidth=0))
     for row in range(weights.shape[0]):
@@ -240,24 +236,33 @@ def draw_attention(data: dict, figure: str, labels: dict) -> str:
     return _png_uri(fig)
 
 
-def draw_reconstructions(data: dict, labels: dict) -> str:
-    """Originals (top row) above the reconstructions (bottom row), one torchvision grid."""
-    import torch
-    from torchvision.utils import make_grid
+def image_grid(rows, padding: int = 2):
+    """Images ``rows`` (``[R, N, H, W]``, values clipped to [0, 1]) laid out R rows by N columns
+    on a white background with ``padding`` pixels around each: the layout of torchvision's
+    ``make_grid(..., nrow=N, padding, pad_value=1)``, in numpy so that a report never imports torch."""
+    import numpy as np
 
+    rows = np.clip(np.asarray(rows, dtype=np.float64), 0.0, 1.0)
+    n_rows, n_cols, height, width = rows.shape
+    grid = np.ones((n_rows * (height + padding) + padding, n_cols * (width + padding) + padding))
+    for r in range(n_rows):
+        for c in range(n_cols):
+            top, left = r * (height + padding) + padding, c * (width + padding) + padding
+            grid[top:top + height, left:left + width] = rows[r, c]
+    return grid
+
+
+def draw_reconstructions(data: dict, labels: dict) -> str:
+    """Originals (top row) above the reconstructions (bottom row), one grid (:func:`image_grid`)."""
     plt = _pyplot()
-    try:
-        originals = torch.tensor(data["originals"], dtype=torch.float32)
-        recons = torch.tensor(data["reconstructions"], dtype=torch.float32)
-    except KeyError as exc:
-        raise FigureDataError(f"figure 'ae_reconstructions' lacks the field {exc}") from None
-    if originals.dim() != 3 or originals.shape != recons.shape:
+    originals = _array(data, "ae_reconstructions", "originals")
+    recons = _array(data, "ae_reconstructions", "reconstructions")
+    if originals.ndim != 3 or originals.shape != recons.shape:
         raise FigureDataError("figure 'ae_reconstructions': 'originals' and 'reconstructions' must both be "
                               f"[N, H, W], got {list(originals.shape)} and {list(recons.shape)}")
-    images = torch.cat([originals, recons]).clamp(0, 1).unsqueeze(1)
-    grid = make_grid(images, nrow=originals.shape[0], padding=2, pad_value=1.0)
+    grid = image_grid([originals, recons])
     fig, ax = plt.subplots(figsize=(min(1.0 + 0.8 * originals.shape[0], 8.0), 2.3), constrained_layout=True)
-    ax.imshow(grid[0].numpy(), cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+    ax.imshow(grid, cmap="gray", vmin=0, vmax=1, interpolation="nearest")
     height = originals.shape[1] + 2
     ax.set_yticks([height / 2, height * 1.5], [labels["originals"], labels["reconstructions"]])
     ax.set_xticks([])

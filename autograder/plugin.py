@@ -4,7 +4,7 @@ Options: ``--submission DIR`` (required to grade) and the ``--tkit-*`` arguments
 :class:`autograder.options.GradingOptions` (declared once in
 :data:`autograder.options.PLUGIN_FLAGS`: ``--tkit-seed N``, ``--tkit-lang en|ko``,
 ``--tkit-call-timeout S``, ``--tkit-time-limit S``, ``--tkit-memory-limit BYTES``,
-``--tkit-error-log FILE``, ``--tkit-results FILE``); the plugin reads them back once
+``--tkit-error-log FILE``, ``--tkit-results FILE``, ``--tkit-pictures``); the plugin reads them back once
 (:meth:`GradingOptions.from_config`).
 
 The run's state (:class:`autograder.context.RunState`) lives on the grading session (on
@@ -30,10 +30,10 @@ with it), ``partial`` (award a fraction of the points from a passing test), ``at
 A test's name is the first line of its docstring; with ``--tkit-lang ko`` a later line
 ``ko: ...`` gives the Korean name.
 
-The results follow Gradescope's results.json schema (``score``, ``execution_time``,
-``output``, ``tests[]`` with ``name``, ``score``, ``max_score``, ``status``, ``output``,
-``visibility``, ``tags`` whose first entry is the exercise), with the kit's extras in
-``extra_data``.
+Each test's record and the submission's results are built by :mod:`autograder.scoring` into
+:class:`autograder.results.Results` (Gradescope's results.json schema, the kit's extras in
+``extra_data``). With ``--tkit-pictures`` the report pictures' data is collected from the
+submission's child at the end of the run, before it closes (:mod:`autograder.pictures`).
 """
 
 from __future__ import annotations
@@ -47,18 +47,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import __version__, context, exercises, grader_errors, not_graded, testing, timeshare
+from autograder import context, exercises, pictures, scoring, timeshare
 from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
-from autograder.i18n import _, using
+from autograder.i18n import using
 from autograder.options import GradingOptions, add_plugin_options
-from autograder.remote import RemoteImpl, SubmissionError
+from autograder.remote import RemoteImpl
+from autograder.results import VISIBILITY, Results, TestResult
 from autograder.sandbox import Limits
-from autograder.textfiles import clean_text, write_json_atomic
+from autograder.textfiles import write_json_atomic
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 TEST_KEY = pytest.StashKey[context.TestContext]()
-VISIBILITY = {"public": "visible", "hidden": "after_published"}
-MAX_TEST_OUTPUT = 6000
 PARENT_THREADS = 1  # torch intra-op threads of the grading process while it grades (see pytest_sessionstart)
 
 
@@ -188,11 +187,12 @@ class GradingSession:
         self.time_limit = options.time_limit
         self.run = context.RunState(seed=self.seed)
         self.meta: dict[str, dict] = {}
-        self.records: dict[str, dict] = {}
+        self.records: dict[str, TestResult] = {}
         self.partials: dict[str, PartialCredit] = {}
         self.attachments: dict[str, Attachments] = {}
-        self.results: dict | None = None
+        self.results: Results | None = None
         self.error_log = options.error_log
+        self.pictures = options.pictures
         self._phase = "public"
         self._t0 = time.monotonic()
 
@@ -261,133 +261,20 @@ class GradingSession:
             return
         if report.when == "call" or (report.failed and item.nodeid not in self.records) or \
                 (report.when == "setup" and report.skipped):
-            self.records[item.nodeid] = self._record(item, call, report)
+            self.records[item.nodeid] = scoring.record_test(self, item, call, report, item.stash[TEST_KEY])
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.run.close()
+        figures = None
+        if self.pictures and exitstatus != pytest.ExitCode.INTERRUPTED:
+            exercises_graded = {m["exercise"] for m in self.meta.values()}
+            figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
         self.remote.close()
-        self.results = self.build_results()
+        self.results = scoring.build_results(self, self._t0)
+        if figures is not None:
+            pictures.add_to_results(self.results, *figures)
         if self.results_path:
-            write_json_atomic(Path(self.results_path), self.results)
+            write_json_atomic(Path(self.results_path), self.results.to_gradescope())
         if getattr(self, "_scope", None) is not None:
             self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
-
-    # -- results -----------------------------------------------------------------
-    def _record(self, item, call, report) -> dict:
-        meta = self.meta[item.nodeid]
-        points = meta["points"]
-        extra: dict = {"nodeid": item.nodeid, "duration": round(report.duration, 4)}
-        if report.passed:
-            credit = self.partials.get(item.nodeid)
-            fraction = credit.fraction if credit else 1.0
-            score = round(points * fraction, 4)
-            status = "passed" if fraction >= 1.0 else "failed"
-            output = credit.note if credit else ""
-        elif report.skipped:
-            score, status = 0.0, "failed"
-            output = _("this test was skipped: {reason}").format(reason=report.longrepr[-1]
-                                                                 if isinstance(report.longrepr, tuple) else "")
-        else:
-            score, status = 0.0, "failed"
-            output = self._explain(call.excinfo, extra, item.stash[TEST_KEY])
-        attachments = self.attachments.get(item.nodeid)
-        if attachments is not None and attachments.figures:
-            extra["figures"] = attachments.figures
-        output = clean_text(output)
-        if len(output) > MAX_TEST_OUTPUT:
-            output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
-        return {
-            "name": f"{meta['exercise']}: {meta['description']}",
-            "score": score,
-            "max_score": points,
-            "status": status,
-            "output": output,
-            "visibility": VISIBILITY[meta["visibility"]],
-            "tags": [meta["exercise"], meta["visibility"]],
-            "extra_data": extra,
-        }
-
-    def _explain(self, excinfo, extra: dict, ctx: context.TestContext) -> str:
-        if excinfo is None:
-            return _("failed")
-        exc = excinfo.value
-        if isinstance(exc, testing.Mismatch):
-            if exc.mistake is not None:
-                extra["mistake"] = exc.mistake.id
-                self.run.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
-                extra["convention"] = exc.mistake.convention
-            text = str(exc)
-            blamed, culprits = self.run.blamed.get(ctx.nodeid, (None, ()))
-            if blamed:   # the composite's own code was right on the reference components
-                extra["components_at_fault"] = list(culprits) or True
-                text += "\n" + _("Your {file} gives the expected result with the reference's components: the "
-                                  "difference comes from {modules}.").format(
-                    file=f"{blamed}.py", modules=", ".join(f"{c}.py" for c in culprits) or _("the modules it imports"))
-            return self._with_printed(text, self.remote.test_output)
-        if isinstance(exc, SubmissionError):
-            extra["failure"] = exc.kind
-            return self._with_printed(exc.message, exc.output or self.remote.test_output)
-        if isinstance(exc, AssertionError):
-            return self._with_printed(str(exc) or _("failed"), self.remote.test_output)
-        reason = not_graded.reason_for(exc)
-        if reason:   # a grader-side problem (missing data): not the student's failure
-            extra[not_graded.KEY] = reason
-            return not_graded.message()
-        extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
-        return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(self.submission),
-                                    log_path=self.error_log)
-
-    @staticmethod
-    def _with_printed(text: str, printed: str) -> str:
-        """A failing test's message, followed by what the submission printed during the test."""
-        if printed.strip():
-            text += "\n" + _("Your code printed:") + "\n" + printed.rstrip()
-        return text
-
-    def build_results(self) -> dict:
-        tests = [self.records.get(nodeid) or self._not_run(nodeid) for nodeid in self.meta]
-        failing = {}
-        for t in tests:
-            if t["status"] == "failed" and not not_graded.reason(t):
-                failing[t["tags"][0]] = failing.get(t["tags"][0], 0) + 1
-        for t in tests:
-            if t["status"] != "failed" or not_graded.reason(t):
-                continue
-            deps = [d for d in exercises.get(t["tags"][0]).depends if failing.get(d)]
-            if deps:
-                t["extra_data"]["failing_components"] = deps
-                t["output"] += "\n" + _("Note: this exercise uses your {deps}, which fail their own tests; "
-                                        "fix those first.").format(deps=", ".join(f"{d}.py" for d in deps))
-        per_exercise: dict[str, dict] = {}
-        for t in tests:
-            entry = per_exercise.setdefault(t["tags"][0], {"score": 0.0, "max_score": 0.0})
-            entry["score"] = round(entry["score"] + t["score"], 4)
-            entry["max_score"] = round(entry["max_score"] + t["max_score"], 4)
-        score = round(sum(t["score"] for t in tests), 4)
-        max_score = round(sum(t["max_score"] for t in tests), 4)
-        results = {
-            "score": score,
-            "execution_time": round(time.monotonic() - self._t0, 3),
-            "output": _("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
-            "visibility": "visible",
-            "stdout_visibility": "hidden",
-            "tests": tests,
-            "extra_data": {
-                "kit_version": __version__,
-                "seed": self.seed,
-                "max_score": max_score,
-                "exercises": per_exercise,
-                "submission": str(self.submission),
-                "child": self.remote.info,
-            },
-        }
-        not_graded.summarize(results)
-        return results
-
-    def _not_run(self, nodeid: str) -> dict:
-        meta = self.meta[nodeid]
-        return {"name": f"{meta['exercise']}: {meta['description']}", "score": 0.0,
-                "max_score": meta["points"], "status": "failed", "output": _("not run"),
-                "visibility": VISIBILITY[meta["visibility"]], "tags": [meta["exercise"], meta["visibility"]],
-                "extra_data": {"nodeid": nodeid}}

@@ -3,7 +3,8 @@ and summary.html.
 
 :class:`ClassRecords` hooks into :func:`autograder.batch.grade_many`'s ``on_result``
 callback: each finished submission is recorded in the gradebook (one transaction, under its real
-id) and gets ``feedback.html`` and ``feedback.md`` beside its ``results.json`` in
+id) and gets ``feedback.html`` and ``feedback.md`` beside its ``results.json`` (written once, by
+the worker that graded it, pictures' data included: :func:`autograder.grading.grade_submission`) in
 ``OUT/submissions/<safe id>/`` (:func:`autograder.untrusted.submission_dir`: student ids are data,
 never paths beside the class files); :meth:`ClassRecords.finish`
 writes ``grades.csv`` and ``summary.html`` for every submission in the gradebook.
@@ -13,26 +14,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import gradebook, pictures, reports
-from autograder.textfiles import write_json_atomic, write_text_atomic
+from autograder import gradebook, reports
+from autograder.results import Results, as_results, error_results
+from autograder.textfiles import write_text_atomic
 from autograder.untrusted import report_href, submission_dir
 
 
 class ClassRecords:
     """Records of one class run into ``out_dir`` (gradebook default: ``out_dir/gradebook.sqlite``).
-
-    ``pictures``: compute the report pictures from each submission's code after grading (a
-    short extra run of the student's functions in a sandboxed child; no points).
-    """
+    It renders and records only: the pictures' data comes with the results from the grading
+    session (the ``pictures`` option of :func:`autograder.grading.grade_submission`)."""
 
     def __init__(self, out_dir: Path, *, options: dict, gradebook_path: Path | None = None,
-                 lang: str | None = None, pictures: bool = True):
+                 lang: str | None = None):
         self.out_dir = Path(out_dir)
         self.book = gradebook.Gradebook(gradebook_path or self.out_dir / "gradebook.sqlite")
         self.options = options
         self.options_key = gradebook.options_key(options)
         self.lang = lang
-        self.pictures = pictures
         self.hashes: dict[str, str] = {}
 
     def close(self) -> None:
@@ -58,18 +57,15 @@ class ClassRecords:
         self.book.set_meta("seed", str(seed))
         return seed
 
-    def on_result(self, student_id: str, path: Path, results) -> dict:
-        """Record one finished submission (``results`` or the exception that stopped its
-        grading) and write its feedback; returns the results dict recorded."""
+    def on_result(self, student_id: str, path: Path, results) -> Results:
+        """Record one finished submission (its results.json dict or :class:`Results`, or the
+        exception that stopped its grading) and write its feedback; returns the results recorded."""
         if isinstance(results, Exception):
-            results = reports.error_results(str(results), str(path))
-        elif self.pictures:
-            pictures.add_to_results(path, results, self.options.get("names"))
+            results = error_results(str(results), str(path))
+        results = as_results(results)
         folder = self.student_folder(student_id)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
-        if not results.get("error"):
-            write_json_atomic(folder / "results.json", results)
         reports.write_feedback(results, folder, student=student_id, lang=self.lang)
         return results
 

@@ -29,10 +29,10 @@ import jinja2
 from autograder import __version__, exercises, not_graded, paths, roster
 from autograder import pictures as pics  # ``pictures`` is an argument of the renderers
 from autograder.i18n import _, language, ngettext, using
+from autograder.results import Results, TestResult, as_results
 from autograder.textfiles import write_text_atomic
 from autograder.untrusted import markdown, shown
 
-HIDDEN = "after_published"
 SLOWEST = 10
 
 
@@ -139,46 +139,47 @@ def _strip_mistake_line(output: str, mistake_id: str | None) -> str:
     return "\n".join(kept)
 
 
-def test_view(test: dict) -> dict:
+def test_view(test: TestResult) -> dict:
     """What a report shows of one test record. Hidden tests: name, status, points, hint only."""
-    extra = test.get("extra_data") or {}
-    exercise = (test.get("tags") or ["?"])[0]
-    name = test.get("name", "")
+    exercise = test.exercise or "?"
+    name = test.name
     if name.startswith(f"{exercise}: "):
         name = name[len(exercise) + 2:]
-    hidden = test.get("visibility") == HIDDEN
+    hidden = test.hidden
     if not_graded.reason(test):   # the grader could not judge it: neither passed nor failed
         return {"name": name, "exercise": exercise, "status": "not graded", "passed": False, "not_graded": True,
-                "score": 0.0, "max_score": float(test.get("max_score", 0.0)), "hidden": hidden, "mistake": None,
+                "score": 0.0, "max_score": test.max_score, "hidden": hidden, "mistake": None,
                 "components": [], "output": "", "hint": not_graded.message()}
-    mistake = _mistake(extra.get("mistake"), "" if hidden else test.get("output") or "") \
-        if test.get("status") != "passed" else None
+    mistake = _mistake(test.mistake, "" if hidden else test.output or "") if not test.passed else None
     view = {
-        "name": name, "exercise": exercise, "status": test.get("status", "failed"),
-        "passed": test.get("status") == "passed", "score": float(test.get("score", 0.0)),
-        "max_score": float(test.get("max_score", 0.0)), "hidden": hidden, "mistake": mistake,
-        "components": list(extra.get("failing_components") or []), "output": "", "hint": "",
+        "name": name, "exercise": exercise, "status": test.status,
+        "passed": test.passed, "score": test.score,
+        "max_score": test.max_score, "hidden": hidden, "mistake": mistake,
+        "components": list(test.failing_components or []), "output": "", "hint": "",
         "not_graded": False,
     }
     if view["passed"]:
-        view["output"] = "" if hidden else shown(test.get("output") or "", one_line=False)
+        view["output"] = "" if hidden else shown(test.output or "", one_line=False)
         return view
     if hidden:
         if not (mistake and mistake["hint"]):   # a named mistake is shown on its own
-            view["hint"] = _failure_hint(extra.get("failure", "")) or _("see the public tests of this exercise")
+            view["hint"] = _failure_hint(test.failure or "") or _("see the public tests of this exercise")
     else:
-        view["output"] = shown(_strip_mistake_line(test.get("output") or "", extra.get("mistake")), one_line=False)
+        view["output"] = shown(_strip_mistake_line(test.output or "", test.mistake), one_line=False)
     return view
 
 
-def feedback_context(results: dict, student: str = "", *, pictures: bool = True, self_check: bool = False) -> dict:
+def feedback_context(results: Results | dict, student: str = "", *, pictures: bool = True,
+                     self_check: bool = False) -> dict:
     """The template context of ``feedback.html``/``feedback.md`` (current language).
-    ``self_check``: a student's own ``tkit check --html`` report (titled for the student)."""
-    for key in ("score", "tests", "extra_data"):
-        if key not in results:
-            raise ReportError(f"results lack {key!r}: not a results.json of the kit")
-    extra = results["extra_data"]
-    views = [test_view(t) for t in results["tests"]]
+    ``self_check``: a student's own ``tkit check --html`` report (titled for the student).
+    Raises ReportError when ``results`` is a dict but not a results.json of the kit."""
+    if isinstance(results, dict):
+        for key in ("score", "tests", "extra_data"):
+            if key not in results:
+                raise ReportError(f"results lack {key!r}: not a results.json of the kit")
+    results = as_results(results)
+    views = [test_view(t) for t in results.tests]
     groups = []
     for ex in exercises.EXERCISES:
         tests = [v for v in views if v["exercise"] == ex.name]
@@ -193,34 +194,27 @@ def feedback_context(results: dict, student: str = "", *, pictures: bool = True,
             "state": "ok" if passed == len(tests) else ("ng" if passed + ungraded == len(tests) else
                                                         ("some" if passed else "none")),
         })
-    max_score = float(extra.get("max_score") or sum(g["max_score"] for g in groups) or 0.0)
-    figures = dict(extra.get("figures") or {})
-    for test in results["tests"]:   # figures attached by visible tests only
-        if test.get("visibility") != HIDDEN:
-            figures.update((test.get("extra_data") or {}).get("figures") or {})
+    max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
+    figures = dict(results.figures or {})
+    for test in results.tests:   # figures attached by visible tests only
+        if not test.hidden:
+            figures.update(test.figures or {})
     return {
-        "student": shown(student or Path(str(extra.get("submission", ""))).stem),
-        "lang": language(), "score": float(results["score"]), "max_score": max_score,
-        "percent": round(100 * float(results["score"]) / max_score) if max_score else 0,
+        "student": shown(student or Path(str(results.submission or "")).stem),
+        "lang": language(), "score": results.score, "max_score": max_score,
+        "percent": round(100 * results.score / max_score) if max_score else 0,
         "exercises": groups, "failing": [v for v in views if not v["passed"] and not v["not_graded"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
         "pictures": pics.render(figures, picture_labels()) if pictures else [],
-        "picture_problems": extra.get("figure_problems") or {},
-        "seed": extra.get("seed"), "kit_version": extra.get("kit_version", __version__),
-        "execution_time": results.get("execution_time"),
-        "error": shown(results.get("error", ""), one_line=False),
+        "picture_problems": results.figure_problems or {},
+        "seed": results.seed, "kit_version": results.kit_version or __version__,
+        "execution_time": results.execution_time,
+        "error": shown(results.error or "", one_line=False),
         "self_check": self_check, "any_hidden": any(v["hidden"] for v in views),
     }
 
 
-def error_results(message: str, submission: str = "") -> dict:
-    """A results dict for a submission that could not be graded at all (e.g. a broken zip)."""
-    return {"score": 0.0, "execution_time": 0.0, "output": message, "error": message, "tests": [],
-            "extra_data": {"kit_version": __version__, "max_score": exercises.total_points(),
-                           "exercises": {}, "submission": submission}}
-
-
-def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang: str | None = None,
+def render_feedback(results: Results | dict, fmt: str = "html", *, student: str = "", lang: str | None = None,
                     pictures: bool = True, self_check: bool = False) -> str:
     """``feedback.html`` (``fmt="html"``) or ``feedback.md`` (``fmt="md"``) as text;
     ``self_check`` titles it for a student's own ``tkit check`` run."""
@@ -233,7 +227,7 @@ def render_feedback(results: dict, fmt: str = "html", *, student: str = "", lang
         return environment().get_template(f"feedback.{fmt}").render(**context)
 
 
-def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str | None = None,
+def write_feedback(results: Results | dict, out_dir: Path, *, student: str = "", lang: str | None = None,
                    pictures: bool = True) -> tuple[Path, Path]:
     """Write ``out_dir/feedback.html`` and ``out_dir/feedback.md``; returns their paths."""
     out_dir = Path(out_dir)
@@ -244,33 +238,33 @@ def write_feedback(results: dict, out_dir: Path, *, student: str = "", lang: str
 
 
 # -- per class ----------------------------------------------------------------------------------
-def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
+def summary_context(class_results: dict[str, Results | dict], feedback_href=None) -> dict:
     """The template context of ``summary.html`` from ``{student id: results}`` (results of
     submissions that could not be graded carry an ``error``). ``feedback_href(student id)``
     gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.roster`)."""
-    graded = {sid: r for sid, r in class_results.items() if not r.get("error")}
-    errors = {shown(sid): shown(r["error"]) for sid, r in class_results.items() if r.get("error")}
-    scores = [float(r["score"]) for r in graded.values()]
-    max_score = max((float(r["extra_data"].get("max_score") or 0) for r in graded.values()), default=0.0)
+    class_results = {sid: as_results(r) for sid, r in class_results.items()}
+    graded = {sid: r for sid, r in class_results.items() if not r.error}
+    errors = {shown(sid): shown(r.error) for sid, r in class_results.items() if r.error}
+    scores = [r.score for r in graded.values()]
+    max_score = max((float(r.max_score or 0) for r in graded.values()), default=0.0)
     tests: dict[str, dict] = {}
     mistakes: Counter = Counter()
     for results in graded.values():
         mistakes.update(roster.named_mistakes(results))   # each student counted once per mistake
-        for test in results["tests"]:
-            extra = test.get("extra_data") or {}
-            key = extra.get("nodeid") or test["name"]
+        for test in results.tests:
+            key = test.nodeid or test.name
             row = tests.setdefault(key, {"view": test_view(test), "passed": 0, "total": 0, "not_graded": 0})
             if not_graded.reason(test):   # not judged: counts neither way in the pass rate
                 row["not_graded"] += 1
                 continue
             row["total"] += 1
-            row["passed"] += test.get("status") == "passed"
+            row["passed"] += test.passed
     test_rows = [{**row["view"], "passed_n": row["passed"], "total_n": row["total"], "not_graded_n": row["not_graded"],
                   "rate": round(100 * row["passed"] / row["total"]) if row["total"] else 0}
                  for row in tests.values()]
     order = {name: i for i, name in enumerate(exercises.NAMES)}
     test_rows.sort(key=lambda r: (order.get(r["exercise"], 99), r["rate"]))
-    slowest = sorted(graded.items(), key=lambda kv: -float(kv[1].get("execution_time") or 0))[:SLOWEST]
+    slowest = sorted(graded.items(), key=lambda kv: -float(kv[1].execution_time or 0))[:SLOWEST]
     return {
         "lang": language(), "kit_version": __version__, "n": len(class_results), "n_graded": len(graded),
         "errors": errors, "max_score": max_score,
@@ -280,7 +274,7 @@ def summary_context(class_results: dict[str, dict], feedback_href=None) -> dict:
         "tests": test_rows,
         "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}
                      for mid, n in mistakes.most_common()],
-        "slowest": [{"student": shown(sid), "seconds": float(r.get("execution_time") or 0), "score": float(r["score"])}
+        "slowest": [{"student": shown(sid), "seconds": float(r.execution_time or 0), "score": r.score}
                     for sid, r in slowest],
         "not_graded": {shown(sid): not_graded.of_results(r) for sid, r in sorted(graded.items())
                        if not_graded.of_results(r)},
@@ -298,18 +292,18 @@ def _stats(scores: list[float]) -> dict:
             "stdev": round(statistics.pstdev(scores), 2)}
 
 
-def _exercise_means(graded: dict[str, dict]) -> list[dict]:
+def _exercise_means(graded: dict[str, Results]) -> list[dict]:
     rows = []
     for ex in exercises.EXERCISES:
-        got = [r["extra_data"].get("exercises", {}).get(ex.name) for r in graded.values()]
-        got = [g for g in got if g and not g.get(not_graded.KEY)]   # a mean of judged scores only
+        got = [r.exercise(ex.name) for r in graded.values()]
+        got = [g for g in got if g and not g.not_graded]   # a mean of judged scores only
         if not got:
             continue
-        mean = statistics.fmean(g["score"] for g in got)
-        top = max(g["max_score"] for g in got)
+        mean = statistics.fmean(g.score for g in got)
+        top = max(g.max_score for g in got)
         rows.append({"name": ex.name, "title": ex.title, "mean": round(mean, 2),
                      "max_score": top, "percent": round(100 * mean / top) if top else 0,
-                     "full": sum(g["score"] >= g["max_score"] for g in got), "n": len(got)})
+                     "full": sum(g.score >= g.max_score for g in got), "n": len(got)})
     return rows
 
 
@@ -322,7 +316,7 @@ def _mistake_exercise(mistake_id: str) -> str:
         return ""
 
 
-def render_summary(class_results: dict[str, dict], *, lang: str | None = None, feedback_href=None) -> str:
+def render_summary(class_results: dict[str, Results | dict], *, lang: str | None = None, feedback_href=None) -> str:
     """``summary.html`` as text (see :func:`summary_context`)."""
     with using(lang):
         return environment().get_template("summary.html").render(**summary_context(class_results, feedback_href))

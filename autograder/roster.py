@@ -12,27 +12,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from autograder import exercises, not_graded
+from autograder.results import Results, as_results
 from autograder.untrusted import shown
 
 
-def graded_exercises(class_results: dict[str, dict]) -> list[str]:
+def graded_exercises(class_results: dict[str, Results | dict]) -> list[str]:
     """The exercises graded for at least one student, in the kit's order."""
-    seen = {name for r in class_results.values() if not r.get("error")
-            for name in (r.get("extra_data") or {}).get("exercises", {})}
+    seen = {name for r in map(as_results, class_results.values()) if not r.error for name in r.exercises or {}}
     return [name for name in exercises.NAMES if name in seen]
 
 
-def named_mistakes(results: dict) -> list[str]:
+def named_mistakes(results: Results | dict) -> list[str]:
     """The distinct mistake ids named on the submission's failing tests, in test order."""
     found: list[str] = []
-    for test in results.get("tests", []):
-        mistake = (test.get("extra_data") or {}).get("mistake")
-        if test.get("status") != "passed" and mistake and mistake not in found:
-            found.append(mistake)
+    for test in as_results(results).tests:
+        if not test.passed and test.mistake and test.mistake not in found:
+            found.append(test.mistake)
     return found
 
 
-def rows(class_results: dict[str, dict], feedback_href: Callable[[str], str] | None = None) -> list[dict]:
+def rows(class_results: dict[str, Results | dict], feedback_href: Callable[[str], str] | None = None) -> list[dict]:
     """One dict per student, sorted by student id.
 
     Keys: ``student``; ``total`` and ``max_score`` (floats; None when not graded at all);
@@ -45,17 +44,15 @@ def rows(class_results: dict[str, dict], feedback_href: Callable[[str], str] | N
     names = graded_exercises(class_results)
     out = []
     for sid in sorted(class_results):
-        results = class_results[sid]
-        extra = results.get("extra_data") or {}
-        error = results.get("error") or ""
+        results = as_results(class_results[sid])
+        error = results.error or ""
         marked = set() if error else set(not_graded.of_results(results))
-        per_exercise = extra.get("exercises", {})
         out.append({
             "student": shown(sid),
-            "total": None if error else float(results.get("score", 0.0)),
-            "max_score": None if error else float(extra.get("max_score") or 0.0),
-            "exercises": [{"name": n, "score": _get(per_exercise, n, "score"),
-                           "max_score": _get(per_exercise, n, "max_score"), "not_graded": n in marked}
+            "total": None if error else results.score,
+            "max_score": None if error else float(results.max_score or 0.0),
+            "exercises": [{"name": n, "score": _get(results, n, "score"),
+                           "max_score": _get(results, n, "max_score"), "not_graded": n in marked}
                           for n in names],
             "mistakes": [] if error else named_mistakes(results),
             "not_graded": sorted(marked),
@@ -65,6 +62,6 @@ def rows(class_results: dict[str, dict], feedback_href: Callable[[str], str] | N
     return out
 
 
-def _get(per_exercise: dict, name: str, key: str) -> float | None:
-    entry = per_exercise.get(name)
-    return None if entry is None else float(entry[key])
+def _get(results: Results, name: str, key: str) -> float | None:
+    entry = results.exercise(name)
+    return None if entry is None else float(getattr(entry, key))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from autograder import catalog, exercises, grading, paths
+from autograder.results import Results, as_results
 
 
 @dataclass
@@ -47,27 +48,27 @@ class CheckResult:
     seconds: float
 
 
-def exercise_score(results: dict, name: str) -> tuple[float, float]:
-    """``(score, max_score)`` of exercise ``name`` in a results dict (0, 0 when it has no tests)."""
-    entry = results["extra_data"]["exercises"].get(name, {"score": 0.0, "max_score": 0.0})
-    return entry["score"], entry["max_score"]
+def exercise_score(results: Results, name: str) -> tuple[float, float]:
+    """``(score, max_score)`` of exercise ``name`` in the results (0, 0 when it has no tests)."""
+    entry = results.exercise(name)
+    return (entry.score, entry.max_score) if entry else (0.0, 0.0)
 
 
-def named_mistakes(results: dict, name: str) -> list[str]:
+def named_mistakes(results: Results | dict, name: str) -> list[str]:
     """The mistakes named by the failing tests of exercise ``name``, in test order."""
-    return [t["extra_data"]["mistake"] for t in results["tests"]
-            if t["tags"][0] == name and t["status"] == "failed" and t["extra_data"].get("mistake")]
+    return [t.mistake for t in as_results(results).tests
+            if t.exercise == name and t.status == "failed" and t.mistake]
 
 
 def check_reference(names: list[str], *, training: bool, seed: int) -> CheckResult:
     """The reference must get every point of ``names`` (all 100 when every exercise and the
     training tests are included)."""
     t0 = time.monotonic()
-    results = grading.run_suites(paths.solutions_dir(), names=names, seed=seed, training=training)
-    score, max_score = results["score"], results["extra_data"]["max_score"]
+    results = grading.grade_folder(paths.solutions_dir(), names=names, seed=seed, training=training)
+    score, max_score = results.score, results.max_score or 0.0
     expected = sum(exercises.get(n).points for n in names)
-    problems = [f"{t['name']}: {t['output'].splitlines()[0] if t['output'] else 'failed'}"
-                for t in results["tests"] if t["status"] != "passed"]
+    problems = [f"{t.name}: {t.output.splitlines()[0] if t.output else 'failed'}"
+                for t in results.tests if not t.passed]
     if training and abs(max_score - expected) > 1e-9:
         problems.insert(0, f"the suites hold {max_score:g} points, exercises.py says {expected:g}")
     return CheckResult("reference", "reference", ",".join(names) if len(names) < len(exercises.NAMES) else "all",
@@ -77,11 +78,11 @@ def check_reference(names: list[str], *, training: bool, seed: int) -> CheckResu
 def check_stubs(names: list[str], *, training: bool, seed: int) -> CheckResult:
     """The untouched stubs must score 0."""
     t0 = time.monotonic()
-    results = grading.run_suites(paths.exercises_dir(), names=names, seed=seed, training=training)
-    passed = [t["name"] for t in results["tests"] if t["score"] > 0]
+    results = grading.grade_folder(paths.exercises_dir(), names=names, seed=seed, training=training)
+    passed = [t.name for t in results.tests if t.score > 0]
     detail = ("tests that give the stubs points: " + "; ".join(passed[:5])) if passed else ""
     return CheckResult("stubs", "stubs", ",".join(names) if len(names) < len(exercises.NAMES) else "all",
-                       not passed, results["score"], results["extra_data"]["max_score"], detail,
+                       not passed, results.score, results.max_score or 0.0, detail,
                        time.monotonic() - t0)
 
 
@@ -94,7 +95,7 @@ def write_mutant(mutant: catalog.Mutant, dest: Path) -> None:
     (dest / f"{mutant.target}.py").write_text(source, encoding="utf-8")
 
 
-def _mutant_verdict(mutant: catalog.Mutant, results: dict) -> tuple[bool, float, float, str]:
+def _mutant_verdict(mutant: catalog.Mutant, results: Results) -> tuple[bool, float, float, str]:
     score, max_score = exercise_score(results, mutant.exercise)
     named = named_mistakes(results, mutant.exercise)
     if max_score == 0:
@@ -116,10 +117,10 @@ def check_mutant(mutant: catalog.Mutant, *, training: bool, seed: int) -> CheckR
         except catalog.CatalogError as exc:
             return CheckResult("mutant", mutant.id, mutant.exercise, False, 0.0, 0.0,
                                f"the patch no longer applies: {exc}", time.monotonic() - t0)
-        results = grading.run_suites(Path(tmp), names=[mutant.exercise], seed=seed, training=False)
+        results = grading.grade_folder(Path(tmp), names=[mutant.exercise], seed=seed, training=False)
         ok, score, max_score, detail = _mutant_verdict(mutant, results)
         if not ok and training:
-            results = grading.run_suites(Path(tmp), names=[mutant.exercise], seed=seed, training=True)
+            results = grading.grade_folder(Path(tmp), names=[mutant.exercise], seed=seed, training=True)
             ok, score, max_score, detail = _mutant_verdict(mutant, results)
     return CheckResult("mutant", mutant.id, mutant.exercise, ok, score, max_score, detail, time.monotonic() - t0)
 

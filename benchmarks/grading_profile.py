@@ -49,7 +49,8 @@ ROWS = [
     ("      mistake search (identify, diagnosis.name)", [("autograder/testing.py", "identify"),
                                                        ("autograder/diagnosis.py", "name")]),
     ("      hybrid children (blame)", [("autograder/hybrid.py", "blame")]),
-    ("  results and report building", [("autograder/plugin.py", "build_results")]),
+    ("  results and report building", [("autograder/scoring.py", "build_results"),
+                                       ("autograder/scoring.py", "record_test")]),
 ]
 
 

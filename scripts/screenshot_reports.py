@@ -35,6 +35,7 @@ def screenshot(chromium: str, page: Path, png: Path, width: int, height: int) ->
 def sample_reports(out: Path) -> list[Path]:
     """Render sample feedback (en, ko) and summary pages into ``out``."""
     from autograder import paths, pictures, reports, variants
+    from autograder.results import error_results
 
     figures, _ = pictures.collect(variants.reference())
     good = _demo_results(figures, failing=False)
@@ -48,7 +49,7 @@ def sample_reports(out: Path) -> list[Path]:
         written.append(page)
     class_results = {f"s{i:03d}": _demo_results({}, failing=i % 3 == 0, seconds=3 + i) for i in range(12)}
     class_results["s900"] = crashed
-    class_results["s901"] = reports.error_results("s901.zip: not a valid zip file", "s901.zip")
+    class_results["s901"] = error_results("s901.zip: not a valid zip file", "s901.zip")
     class_results["s000"] = good
     for lang in ("en", "ko"):
         page = out / f"summary-{lang}.html"

@@ -123,7 +123,7 @@ def _grade(todo: dict[str, Path], out: Path) -> tuple[dict[str, object], float]:
     """Grade ``todo`` in one batch on two workers, recorded the way ``tkit grade`` records it;
     returns the results and the batch's wall seconds."""
     got: dict[str, object] = {}
-    records = ClassRecords(out, options=OPTIONS, pictures=False)
+    records = ClassRecords(out, options=OPTIONS)
 
     def on_result(sid, path, result):
         got[sid] = result

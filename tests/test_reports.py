@@ -5,6 +5,7 @@ Three small submissions are graded once through the kit's pytest plugin with the
 catalog mistake) and one whose modules kill their process on import.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from autograder import catalog, grading, paths, pictures, reports
 from autograder.records import ClassRecords
+from autograder.results import error_results
 
 SUITE = Path(__file__).parent / "data" / "report_suite.py"
 CRASH = "import os\nos._exit(3)\n"
@@ -83,7 +85,7 @@ def test_feedback_for_a_crashed_submission(graded):
 
 
 def test_feedback_for_a_submission_that_could_not_be_graded():
-    results = reports.error_results("bob.zip: not a valid zip file (File is not a zip file)", "bob.zip")
+    results = error_results("bob.zip: not a valid zip file (File is not a zip file)", "bob.zip")
     html = reports.render_feedback(results, "html", student="bob", lang="en")
     assert "Your submission could not be graded." in html and "not a valid zip file" in html
     assert "제출물을 채점할 수 없습니다." in reports.render_feedback(results, "md", lang="ko")
@@ -91,7 +93,7 @@ def test_feedback_for_a_submission_that_could_not_be_graded():
 
 def test_summary_counts_passes_and_mistakes(graded):
     class_results = dict(graded)
-    class_results["bob"] = reports.error_results("bob.zip: not a valid zip file", "bob.zip")
+    class_results["bob"] = error_results("bob.zip: not a valid zip file", "bob.zip")
     context = reports.summary_context(class_results)
     assert (context["n"], context["n_graded"]) == (4, 3)
     assert context["stats"]["mean"] == pytest.approx((4 + 1 + 0) / 3, abs=0.01)
@@ -123,7 +125,7 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
         subs[name] = tmp_path / "in" / name
     out = tmp_path / "out"
     options = {"visibility": ("public", "hidden"), "names": None}
-    records = ClassRecords(out, options=options, pictures=False)
+    records = ClassRecords(out, options=options)
     todo = sorted(subs.items())
     assert records.plan(todo, resume=True) == todo
     for sid, path in todo:
@@ -138,11 +140,11 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
     assert (row["student_id"], row["positional_encoding"], row["masks"], row["total"]) == ("swapped", "0", "1", "1")
     assert "swapped" in summary.read_text() and "pe_sin_cos_swapped" in summary.read_text()
     (subs["swapped"] / "masks.py").write_text("# changed\n")
-    again = ClassRecords(out, options=options, pictures=False)
+    again = ClassRecords(out, options=options)
     assert again.plan(todo, resume=True) == [("swapped", subs["swapped"])]
     assert again.plan(todo, resume=False) == todo
     again.close()
-    other = ClassRecords(out, options={**options, "visibility": ("public",)}, pictures=False)
+    other = ClassRecords(out, options={**options, "visibility": ("public",)})
     assert len(other.plan(todo, resume=True)) == 3          # options changed: regrade all
     other.close()
 
@@ -159,6 +161,35 @@ def test_pictures_from_the_reference_code(ref):
     drawn = pictures.render(figures, reports.picture_labels())
     assert [d["name"] for d in drawn] == ["pe_table", "attention_padded", "attention_causal"]
     assert all(d["uri"].startswith("data:image/png;base64,") for d in drawn)
+
+
+PE_DIES_ON_THE_PICTURE = (
+    "import os\nfrom _reference import sinusoidal_table as _table\n\n\n"
+    "def sinusoidal_table(max_len, d_model):\n"
+    "    if (max_len, d_model) == (32, 32):   # only the pictures' input\n"
+    "        os._exit(3)\n"
+    "    return _table(max_len, d_model)\n")
+
+
+def test_pictures_come_from_the_grading_session(tmp_path):
+    """One pass: the figures' data is collected from the grading child and written into the one
+    results.json; a picture step that kills the child is a picture problem, never a lost point."""
+    good, dying = tmp_path / "good", tmp_path / "dying"
+    for folder in (good, dying):
+        folder.mkdir()
+        shutil.copyfile(paths.solutions_dir() / "masks.py", folder / "masks.py")
+    shutil.copyfile(paths.solutions_dir() / "positional_encoding.py", good / "positional_encoding.py")
+    shutil.copyfile(paths.solutions_dir() / "positional_encoding.py", dying / "_reference.py")
+    (dying / "positional_encoding.py").write_text(PE_DIES_ON_THE_PICTURE)
+    results = grading.grade_submission(good, tmp_path / "out", files=[SUITE], seed=7, pictures=True)
+    assert results == json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    table = results["extra_data"]["figures"]["pe_table"]
+    assert len(table["got"]) == 32 and len(table["got"][0]) == 32
+    assert max(abs(g - e) for gr, er in zip(table["got"], table["expected"]) for g, e in zip(gr, er)) < 1e-5
+    assert "figure_problems" not in results["extra_data"]
+    died = grading.run_suites(dying, files=[SUITE], seed=7, pictures=True)
+    assert died["score"] == 4.0 and all(t["status"] == "passed" for t in died["tests"])
+    assert "pe_table" in died["extra_data"]["figure_problems"] and "pe_table" not in died["extra_data"]["figures"]
 
 
 def test_pictures_reject_malformed_data():

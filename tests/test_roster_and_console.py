@@ -8,6 +8,7 @@ from rich.console import Console
 
 from autograder import console, not_graded, reports, roster
 from autograder.records import ClassRecords
+from autograder.results import error_results
 
 
 def record(exercise, name, status="passed", max_score=1.0, *, hidden=False, **extra):
@@ -35,7 +36,7 @@ CLASS = {
                     record("autoencoder", "trains", "failed", max_score=4.0, not_graded="MNIST missing")],
                    not_graded=["autoencoder"]),
     "cy d": results([record("masks", "causal", "failed", failure="not_implemented")]),
-    "dee": reports.error_results("dee.zip: not a valid zip file", "dee.zip"),
+    "dee": error_results("dee.zip: not a valid zip file", "dee.zip"),
 }
 
 
@@ -69,7 +70,7 @@ def test_summary_html_shows_the_roster_with_links():
 
 
 def test_class_records_link_each_students_own_folder(tmp_path):
-    records = ClassRecords(tmp_path, options={"names": None}, pictures=False)
+    records = ClassRecords(tmp_path, options={"names": None})
     try:
         # the folder name is the id percent-encoded (ids are data); the link encodes it once more
         assert records.feedback_href("cy d") == "submissions/cy%2520d/feedback.html"

@@ -8,6 +8,7 @@ import pytest
 from autograder import __version__, reports, untrusted
 from autograder.gradebook import Gradebook
 from autograder.records import ClassRecords
+from autograder.results import error_results
 
 ODD_IDS = ["alice", "Alice", "ALICE", "grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions",
            "a<b>", "star*", 'quote"d', "it's", "김민준", "Ålice", "=cmd|' /C calc'!A0", "+1", "-x", "@sum",
@@ -84,7 +85,7 @@ def test_a_line_break_inside_an_id_cannot_start_a_row_of_grades_csv(tmp_path):
 
 def test_odd_ids_keep_the_class_files_and_their_own_folders(tmp_path):
     out = tmp_path / "out"
-    records = ClassRecords(out, options={"visibility": ("public",), "names": None}, pictures=False)
+    records = ClassRecords(out, options={"visibility": ("public",), "names": None})
     ids = ["grades.csv", "gradebook.sqlite-journal", "summary.html", "Bob", "bob", "=1+1"]
     for i, sid in enumerate(ids):
         (tmp_path / "in" / str(i)).mkdir(parents=True)
@@ -102,7 +103,7 @@ def test_odd_ids_keep_the_class_files_and_their_own_folders(tmp_path):
 
 
 def test_reports_escape_markup_and_terminal_escapes_from_student_text():
-    results = reports.error_results("notes/<img src=x onerror=alert(1)>\x1b[2J**bold**.py: bad zip")
+    results = error_results("notes/<img src=x onerror=alert(1)>\x1b[2J**bold**.py: bad zip")
     md = reports.render_feedback(results, "md", student="[click](http://evil) \x1b]0;owned\x07<b>", lang="en")
     html = reports.render_feedback(results, "html", student="<script>alert(1)</script>\x1b[31m", lang="en")
     assert "\x1b" not in md + html and "\x07" not in md

@@ -36,26 +36,27 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     zygote_parent.prestart()  # the sandbox's import of torch overlaps ours
     from autograder import grading, i18n, paths
     from autograder.console import print_results
+    from autograder.results import Results
 
     use_data_dir(data_dir)
     path = path or default_path(paths)
     try:
-        results = grading.grade_submission(path, options=options)
+        data = grading.grade_submission(path, options=options.replace(pictures=bool(html_path)))
     except grading.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
-    for note in results["extra_data"].get("warnings", []):
+    results = Results.from_json(data)
+    for note in results.warnings or []:
         click.echo(f"warning: {note}")
     print_results(results, verbose=verbose)
     if html_path:
-        from autograder import pictures, reports
+        from autograder import reports
         from autograder.textfiles import write_text_atomic
 
-        pictures.add_to_results(path, results, options.names)
         write_text_atomic(html_path, reports.render_feedback(results, "html", self_check=True))
         click.echo(i18n._("HTML report written to {path}").format(path=html_path))
     if json_path:
-        json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    sys.exit(0 if all(t["status"] == "passed" for t in results["tests"]) else 1)
+        json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    sys.exit(0 if all(t.passed for t in results.tests) else 1)
 
 
 def default_path(paths) -> Path:

@@ -44,7 +44,8 @@ def require_training_data(names) -> None:
               help="Regrade only submissions whose content, kit version or options changed since the "
                    "gradebook recorded them (reuses the gradebook's seed unless --seed is given).")
 @click.option("--pictures/--no-pictures", default=True, show_default=True,
-              help="Draw the feedback pictures by running the student's functions once more (no points).")
+              help="Draw the feedback pictures from the student's functions, run at the end of the grading "
+                   "(no points).")
 @workers_option()
 @click.option("--shard", "shard_spec", default=None, metavar="K/N",
               help="Grade only shard K of N (0-based, every N-th student id in sorted order), for a Slurm "
@@ -68,7 +69,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     from autograder import batch
 
     options = grading_options(visibility=("public",) if public_only else ("public", "hidden"), names=names,
-                              seed=seed, lang=lang)
+                              seed=seed, lang=lang, pictures=pictures)
     use_data_dir(data_dir)
     require_training_data(names)
     todo = submission_list(submissions, class_dir)
@@ -89,8 +90,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         click.secho(warning, fg="yellow", err=True)
     from autograder.records import ClassRecords
 
-    records = ClassRecords(out_dir, options=options.results_key(),
-                           gradebook_path=gradebook_path, lang=lang, pictures=pictures)
+    records = ClassRecords(out_dir, options=options.results_key(), gradebook_path=gradebook_path, lang=lang)
     seed = records.seed(seed, resume)
     options = options.replace(seed=seed)
     all_todo, todo = todo, records.plan(todo, resume)
@@ -99,14 +99,13 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     failures = []
 
     def on_result(sid, path, results):
-        records.on_result(sid, path, results)
+        recorded = records.on_result(sid, path, results)
         if isinstance(results, Exception):
             failures.append(sid)
             click.echo(f"{shown(sid):<24} error: {shown(results)}")
             return
-        ex = results["extra_data"]
-        click.echo(f"{shown(sid):<24} {results['score']:>6g} / {ex['max_score']:g}   "
-                   f"({results['execution_time']:.1f} s)")
+        click.echo(f"{shown(sid):<24} {recorded.score:>6g} / {recorded.max_score or 0:g}   "
+                   f"({recorded.execution_time or 0:.1f} s)")
 
     interrupted = None
     try:

@@ -37,10 +37,10 @@ def grade(course_dir, assignment, source, db_url, seed, workers, lang):
     from autograder import nbgrader_grading
 
     def progress(student, path, results):
-        if results.get("error"):
-            click.echo(f"{shown(student):<24} error: {shown(results['error'])}")
+        if results.error:
+            click.echo(f"{shown(student):<24} error: {shown(results.error)}")
         else:
-            click.echo(f"{shown(student):<24} {results['score']:>6g} / {results['extra_data']['max_score']:g}")
+            click.echo(f"{shown(student):<24} {results.score:>6g} / {results.max_score or 0:g}")
 
     try:
         done = nbgrader_grading.grade_course(course_dir, assignment, source=source, seed=seed, workers=workers,
