@@ -206,12 +206,20 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "exercises": groups, "failing": [v for v in views if not v["passed"] and not v["not_graded"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
         "pictures": pics.render(figures, picture_labels()) if pictures else [],
-        "picture_problems": results.figure_problems or {},
+        "picture_problems": _picture_problems(results.figure_problems or {}) if pictures else [],
         "seed": results.seed, "kit_version": results.kit_version or __version__,
         "execution_time": results.execution_time,
         "error": shown(results.error or "", one_line=False),
         "self_check": self_check, "any_hidden": any(v["hidden"] for v in views),
     }
+
+
+def _picture_problems(problems: dict) -> list[dict]:
+    """``[{"title", "why"}]`` of the pictures that could not be drawn (``Results.figure_problems``:
+    figure name, or ``*`` for the whole step, -> why), student text shown as data."""
+    labels = picture_labels()
+    return [{"title": labels.get(name, _("all pictures") if name == "*" else shown(name)),
+             "why": shown(str(why))} for name, why in sorted(problems.items())]
 
 
 def render_feedback(results: Results | dict, fmt: str = "html", *, student: str = "", lang: str | None = None,

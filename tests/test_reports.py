@@ -190,6 +190,18 @@ def test_pictures_come_from_the_grading_session(tmp_path):
     died = grading.run_suites(dying, files=[SUITE], seed=7, pictures=True)
     assert died["score"] == 4.0 and all(t["status"] == "passed" for t in died["tests"])
     assert "pe_table" in died["extra_data"]["figure_problems"] and "pe_table" not in died["extra_data"]["figures"]
+    html = reports.render_feedback(died, "html", student="dying", lang="en")
+    assert "Not drawn (no points depend on the pictures):" in html
+    assert "Positional encoding: your table beside the formula: " in html
+
+
+def test_picture_problems_are_shown_as_data(graded):
+    results = json.loads(json.dumps(graded["reference"]))
+    results["extra_data"]["figure_problems"] = {"attention_causal": "<b>boom</b>\x1b[31m", "*": "TimeoutError"}
+    html = reports.render_feedback(results, "html", student="s", lang="en")
+    assert "Attention with a causal mask: &lt;b&gt;boom&lt;/b&gt;\\x1b[31m" in html and "<b>boom" not in html
+    assert "all pictures: TimeoutError" in html
+    assert "Not drawn" not in reports.render_feedback(graded["reference"], "html", student="s", lang="en")
 
 
 def test_pictures_reject_malformed_data():
