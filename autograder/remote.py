@@ -26,6 +26,7 @@ MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doct
 MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaining tests are given up
 RESET_TIMEOUT = 5.0          # seconds the between-tests reset may take at most
 MAX_TEST_OUTPUT = 2000  # characters of a test's printed output kept for its report
+_RUNNING = object()     # "the exercise whose test runs now" (see RemoteImpl._charge, _died)
 
 
 class SubmissionError(AssertionError):
@@ -155,6 +156,7 @@ class RemoteImpl:
         self._fatal_imports: dict[str, SubmissionError] = {}
         self._seed: int | None = None
         self._ready = False
+        self._pending_reset: tuple | None = None  # (exercise,) of a reset sent, reply not read yet
         self.test_output = ""  # what the child printed since the last reset() (bounded)
 
     # -- lifecycle ---------------------------------------------------------------
@@ -201,8 +203,10 @@ class RemoteImpl:
             raise SubmissionError("time_limit", text)
         return left
 
-    def _charge(self, since: float) -> None:
-        self.spent[self.exercise] = self.spent.get(self.exercise, 0.0) + time.monotonic() - since
+    def _charge(self, since: float, exercise=_RUNNING) -> None:
+        """Charge the seconds since ``since`` to ``exercise`` (default: the running one)."""
+        exercise = self.exercise if exercise is _RUNNING else exercise
+        self.spent[exercise] = self.spent.get(exercise, 0.0) + time.monotonic() - since
 
     def given_up(self, exercise: str | None) -> str | None:
         """Why the tests of ``exercise`` are no longer run (a student-facing sentence), or None."""
@@ -221,11 +225,14 @@ class RemoteImpl:
                          "died {n} times").format(exercise=exercise, dep=dep, n=self._deaths[dep])
         return None
 
-    def _died(self) -> None:
-        self._deaths[self.exercise] = self._deaths.get(self.exercise, 0) + 1
+    def _died(self, exercise=_RUNNING) -> None:
+        """Count a death of the child against ``exercise`` (default: the running one)."""
+        exercise = self.exercise if exercise is _RUNNING else exercise
+        self._deaths[exercise] = self._deaths.get(exercise, 0) + 1
 
     def close(self) -> None:
         """Stop the child; a later request starts a fresh one (handles from this one go stale)."""
+        self._settle()  # a death while resetting still counts (see reset)
         if self._child is not None:
             self._child.close()
             self._child = None
@@ -258,6 +265,7 @@ class RemoteImpl:
 
     def module(self, name: str) -> RemoteObject:
         """The student's module ``name`` (imported in the child on first use)."""
+        self._settle()
         self._check_given_up()
         if name in self._fatal_imports:
             raise self._fatal_imports[name]
@@ -289,24 +297,45 @@ class RemoteImpl:
             self._request("seed", None, "seed", seed=seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Between tests, in one round trip: drop the handles the child holds (the modules'
-        stay valid) and, with ``seed``, seed the child as :meth:`seed` does."""
+        """Between tests: drop the handles the child holds (the modules' stay valid) and, with
+        ``seed``, seed the child as :meth:`seed` does.
+
+        The reset is sent now and its reply read at the next request (:meth:`_settle`), so the
+        child resets while this process runs the test's set-up: no round trip of its own. A
+        death or a timeout while resetting (a student's ``__del__``) and the wait for it are
+        charged to the exercise whose test was running when the reset was asked for (the test
+        that made the handles), as if the reset had been waited for here; the next request then
+        starts a fresh child."""
         if seed is not None:
             self._seed = seed
         self.test_output = ""
+        self._settle()
         if self._child is not None and self._child.dead is None and self._ready:
-            since = time.monotonic()
-            try:  # dropping handles may run a student's __del__: charged to the test that made them
-                self._child.request("reset", timeout=min(RESET_TIMEOUT, self.limits.call_timeout), seed=seed)
+            try:
+                self._child.send("reset", timeout=min(RESET_TIMEOUT, self.limits.call_timeout), seed=seed)
+                self._pending_reset = (self.exercise,)
             except (ChildDied, ProtocolError):
-                self._died()  # a new child starts at the next request
-            finally:
-                self._charge(since)
+                self._died()
 
+    def _settle(self) -> None:
+        """Read the reply of the reset :meth:`reset` sent, if one is pending (see there)."""
+        if self._pending_reset is None:
+            return
+        (exercise,), self._pending_reset = self._pending_reset, None
+        if self._child is None or self._child.dead is not None:
+            return
+        since = time.monotonic()
+        try:
+            self._child.receive(timeout=min(RESET_TIMEOUT, self.limits.call_timeout))
+        except (ChildDied, ProtocolError):
+            self._died(exercise)  # a new child starts at the next request
+        finally:
+            self._charge(since, exercise)
 
     # -- transport ---------------------------------------------------------------
     def _request(self, op: str, target: RemoteObject | None, what: str, timeout: float | None = None,
                  args=None, kwargs=None, **fields):
+        self._settle()
         self._check_given_up()
         timeout = timeout or self.limits.call_timeout
         left = self._time_left()

@@ -528,3 +528,38 @@ def test_cpu_seeded_draws_as_manual_seed_does_and_restores_the_generator():
         torch.rand(2)
         1 / 0
     assert torch.equal(torch.get_rng_state(), outside)
+
+
+DIES_ON_DROP = """
+import os
+
+class Bomb:
+    def __del__(self):
+        os._exit(9)
+
+def make():
+    return Bomb()
+
+def double(x):
+    return x * 2
+"""
+
+
+def test_a_death_while_resetting_counts_against_the_test_that_made_the_handles(tmp_path):
+    """The reset is sent between tests and its reply read at the next request: a child that dies
+    dropping the previous test's handles is charged to that test's exercise, and the next test
+    runs in a fresh child as if nothing happened."""
+    folder = write(tmp_path / "sub", {"bomb.py": DIES_ON_DROP})
+    impl = RemoteImpl(folder, Limits(call_timeout=5))
+    impl.set_budgets({"masks": 100.0, "attention": 100.0}, 200.0)
+    try:
+        impl.begin_test("masks")
+        impl.bomb.make()               # a handle whose __del__ kills the child
+        impl.reset(seed=1)             # sent, not waited for
+        impl.begin_test("attention")
+        assert impl.bomb.double(torch.ones(2)).tolist() == [2.0, 2.0]
+        assert impl._gen == 2           # in a second child
+    finally:
+        impl.close()
+    assert impl._deaths == {"masks": 1}
+    assert "attention" in impl.spent and impl.spent["masks"] > 0
