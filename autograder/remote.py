@@ -298,14 +298,10 @@ class RemoteImpl:
 
     def reset(self, seed: int | None = None) -> None:
         """Between tests: drop the handles the child holds (the modules' stay valid) and, with
-        ``seed``, seed the child as :meth:`seed` does.
-
-        The reset is sent now and its reply read at the next request (:meth:`_settle`), so the
-        child resets while this process runs the test's set-up: no round trip of its own. A
-        death or a timeout while resetting (a student's ``__del__``) and the wait for it are
-        charged to the exercise whose test was running when the reset was asked for (the test
-        that made the handles), as if the reset had been waited for here; the next request then
-        starts a fresh child."""
+        ``seed``, seed the child as :meth:`seed` does. Sent now, its reply read at the next
+        request (:meth:`_settle`): no round trip of its own. A death or timeout while resetting
+        (a student's ``__del__``) and the wait are charged to the exercise whose test made the
+        handles (running when the reset was asked for); the next request starts a fresh child."""
         if seed is not None:
             self._seed = seed
         self.test_output = ""
