@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder import exercises, timeshare
 from autograder.child import wire
+from autograder.handles import RemoteMethod, RemoteObject
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 
@@ -82,48 +83,6 @@ def describe_error(err: dict, what: str) -> str:
     return head
 
 
-class RemoteObject:
-    """A handle to an object living in the child (a module, a class, an nn.Module...).
-
-    Attribute access and calls are forwarded; dunder lookups are not (so Python's own
-    protocols never run student code implicitly). ``tkit_type`` is the qualified class
-    name the child reported, ``tkit_mro`` its base classes: informative only.
-    """
-
-    __slots__ = ("_impl", "_id", "_gen", "tkit_type", "tkit_mro", "tkit_label")
-
-    def __init__(self, impl: "RemoteImpl", record: dict, gen: int, label: str):
-        object.__setattr__(self, "_impl", impl)
-        object.__setattr__(self, "_id", record["id"])
-        object.__setattr__(self, "_gen", gen)
-        object.__setattr__(self, "tkit_type", str(record.get("type", "?")))
-        object.__setattr__(self, "tkit_mro", [str(m) for m in record.get("mro", [])][:12])
-        object.__setattr__(self, "tkit_label", label)
-
-    def __getattr__(self, name: str):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return self._impl._request("getattr", self, f"{self.tkit_label}.{name}", ref=self._id, name=name)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("remote objects are read-only in the parent")
-
-    def __call__(self, *args, **kwargs):
-        return self._impl._request("call", self, f"{self.tkit_label}(...)", args=args, kwargs=kwargs,
-                                   ref=self._id)
-
-    def __iter__(self):
-        return iter(self._impl._request("list", self, f"list({self.tkit_label})", ref=self._id))
-
-    def __repr__(self) -> str:
-        return f"<remote {self.tkit_type} {self.tkit_label}>"
-
-    def isinstance_of(self, qualname: str) -> bool:
-        """Whether the child said this object's class derives from ``qualname``
-        (e.g. ``torch.nn.modules.linear.Linear``)."""
-        return qualname in self.tkit_mro
-
-
 class RemoteImpl:
     """A submission folder served by a (re)spawned child process.
 
@@ -156,6 +115,7 @@ class RemoteImpl:
         self._fatal_imports: dict[str, SubmissionError] = {}
         self._seed: int | None = None
         self._ready = False
+        self._calls: dict[str, frozenset] = {}  # callable names per class/module key, this child (make_ref)
         self._pending_reset: tuple | None = None  # (exercise,) of a reset sent, reply not read yet
         self.test_output = ""  # what the child printed since the last reset() (bounded)
 
@@ -166,6 +126,7 @@ class RemoteImpl:
             self._child = ChildProcess(self.submission, self.limits)
             self._gen += 1
             self._ready = False
+            self._calls = {}
 
     def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
         """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.timeshare`):
@@ -375,7 +336,7 @@ class RemoteImpl:
         gen = self._gen
         try:
             return wire.decode(reply.get("value"), tensors,
-                               lambda rec: RemoteObject(self, rec, gen, self._label_for(rec, what)))
+                               lambda rec: self._make_remote(rec, gen, what))
         except wire.WireError as exc:
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
@@ -392,7 +353,20 @@ class RemoteImpl:
             return what[:-3]
         return what
 
+    def _callables(self, obj: RemoteObject) -> frozenset:
+        """The names the child listed as callable for ``obj``'s class or module (this child)."""
+        return self._calls.get(obj.tkit_ck, frozenset()) if obj._gen == self._gen else frozenset()
+
+    def _make_remote(self, rec: dict, gen: int, what: str) -> RemoteObject:
+        """A handle for a ref record; its ``calls`` (sent once per class) are kept."""
+        calls = rec.get("calls")
+        if isinstance(calls, list) and gen == self._gen:
+            self._calls[str(rec.get("ck"))] = frozenset(n for n in calls[:wire.MAX_ITEMS] if isinstance(n, str))
+        return RemoteObject(self, rec, gen, self._label_for(rec, what))
+
     def _encode_ref(self, value) -> dict:
+        if isinstance(value, RemoteMethod):
+            value = value.resolve()
         if isinstance(value, RemoteObject):
             if value._gen != self._gen:
                 raise wire.EncodeError("a handle from an earlier process of the submission")

@@ -563,3 +563,47 @@ def test_a_death_while_resetting_counts_against_the_test_that_made_the_handles(t
         impl.close()
     assert impl._deaths == {"masks": 1}
     assert "attention" in impl.spent and impl.spent["masks"] > 0
+
+
+METHODS = """
+import torch
+
+SIZE = 3
+
+class Scaler(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x * self.k
+
+def make(k):
+    return Scaler(k)
+"""
+
+
+def test_a_method_call_is_one_round_trip_and_any_other_use_fetches_the_attribute(tmp_path, monkeypatch):
+    """The child lists each class's (and module's) callable names once: calling one is a single
+    ``callmethod`` request; data attributes and non-call uses of a method are plain ``getattr``."""
+    from autograder.sandbox import process
+
+    folder = write(tmp_path / "sub", {"methods.py": METHODS})
+    impl = RemoteImpl(folder, Limits(call_timeout=10))
+    ops = []
+    real_send = process.ChildProcess.send
+    monkeypatch.setattr(process.ChildProcess, "send",
+                        lambda self, op, *a, **k: ops.append(op) or real_send(self, op, *a, **k))
+    try:
+        module = impl.methods
+        ops.clear()
+        scaler = module.make(2)                       # a module's function
+        assert scaler(torch.ones(2)).tolist() == [2.0, 2.0]
+        assert scaler.forward(torch.ones(1)).tolist() == [2.0]   # a method of its class
+        assert ops == ["callmethod", "call", "callmethod"]
+        ops.clear()
+        assert module.SIZE == 3 and scaler.k == 2     # data: fetched
+        assert scaler.forward.tkit_type == "builtins.method"      # a method used as a value: fetched
+        assert ops == ["getattr", "getattr", "getattr"]
+    finally:
+        impl.close()
