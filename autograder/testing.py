@@ -38,7 +38,7 @@ MAX_CANDIDATES = 400  # mutants one failing test may try (a count, never a clock
 
 
 def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
-             exercise: str | None = None) -> catalog.Mutant | None:
+             exercise: str | None = None, expected: Any = hybrid.NOT_GIVEN) -> catalog.Mutant | None:
     """The catalog mutant whose output on the same input matches ``got`` best, or None.
 
     For an exercise without components, the candidates are its own mutants. For a composite,
@@ -55,7 +55,8 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     an idle or a loaded machine). A candidate matches when :func:`compare` would accept the
     output against its own; candidates that raise are skipped. When no single mutant of the
     exercise's own matches, two of them together are tried (:func:`_own_mistake`). None in the
-    student edition.
+    student edition. ``expected``: ``run`` on the reference under the test's seed, when the
+    caller computed it (the hybrid search then does not run it again).
     """
     exercise = exercise or CURRENT.exercise
     if exercise is None or catalog is None:
@@ -66,7 +67,7 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
         return _own_mistake(run, got, own, atol, rtol, valid)
     if not hasattr(CURRENT.student, "submission") or CURRENT.hybrids is None:   # no submission folder to re-run
         return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
-    verdict = _blame(run, exercise, atol, rtol, valid)
+    verdict = _blame(run, got, expected, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
         return _own_mistake(run, verdict.output, own, atol, rtol, valid)
     if verdict.who == hybrid.COMPONENTS and CURRENT.nodeid:
@@ -81,12 +82,12 @@ def _own_mistake(run, got, own, atol, rtol, valid):
             or _closest(run, got, [pair for pair, _ in matching.pair_trials(own)], atol, rtol, valid))
 
 
-def _blame(run, exercise, atol, rtol, valid) -> "hybrid.Verdict":
+def _blame(run, got, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     """Whether the composite's own code is wrong on this input (see :mod:`autograder.hybrid`)."""
     def same(output, expected):
         compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
 
-    return hybrid.blame(CURRENT.hybrids, CURRENT.student, exercise, run, CURRENT.seed, same)
+    return hybrid.blame(CURRENT.hybrids, CURRENT.student, exercise, run, CURRENT.seed, same, got=got, expected=expected)
 
 
 def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
@@ -119,15 +120,19 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     difference. Returns the student's output.
     """
     got = run(student)
+    of_reference = hybrid.NOT_GIVEN  # the kit's reference output, for the mistake search
     if expected is None:
-        if reference is None:
+        kit_reference = reference is None
+        if kit_reference:
             reference = kit_variants.reference()
         with cpu_seeded(CURRENT.seed):
             expected = run(reference)
+        if kit_reference:
+            of_reference = expected
     try:
         compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
     except Mismatch as exc:
-        exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
+        exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid, expected=of_reference)
         if exc.mistake is None and variants:
             exc.mistake = diagnosis.name(got, variants, atol=atol, rtol=rtol, valid=valid)
         raise
