@@ -607,3 +607,26 @@ def test_a_method_call_is_one_round_trip_and_any_other_use_fetches_the_attribute
         assert ops == ["getattr", "getattr", "getattr"]
     finally:
         impl.close()
+
+
+def test_tensors_are_written_as_safetensors_reads_them():
+    """wire.save_tensors writes the safetensors format itself (faster on small tensors): every
+    dtype and shape reads back equal through safetensors' own loader, which is what unpack uses."""
+    from safetensors.torch import load
+
+    shapes = [(), (0,), (3,), (2, 0, 4), (2, 5, 12)]
+    dtypes = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
+              torch.int64, torch.uint8, torch.bool]
+    tensors = {}
+    for dtype in dtypes:
+        for shape in shapes:
+            values = torch.randn(shape, generator=torch.Generator().manual_seed(len(tensors))) * 100
+            tensors[f"{dtype}{shape}"] = values > 0 if dtype is torch.bool else values.to(dtype)
+    tensors["transposed"] = torch.arange(24.0).reshape(4, 6).t()
+    got = load(wire.save_tensors(tensors))
+    assert set(got) == set(tensors)
+    for name, tensor in tensors.items():
+        assert got[name].dtype == tensor.dtype and got[name].shape == tensor.shape, name
+        assert torch.equal(got[name], tensor), name
+    other = torch.tensor([1, 2, 3]).to(torch.uint16)   # a dtype of its own: safetensors' save writes it
+    assert torch.equal(load(wire.save_tensors({"u": other}))["u"], other)
