@@ -105,6 +105,7 @@ class RemoteImpl:
         self.last_output = ""
         self.info: dict = {}
         self._child: ChildProcess | None = None
+        self._spare: ChildProcess | None = None  # a fresh child started ahead (prepare_spare)
         self._gen = 0
         self._deaths: dict[str | None, int] = {}  # per exercise (None: outside any test)
         self.exercise: str | None = None  # whose test runs now (see begin_test)
@@ -121,9 +122,14 @@ class RemoteImpl:
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
-        """Start a child now without waiting for it (its torch import overlaps other work)."""
+        """Start a child now without waiting for it (its torch import overlaps other work); the
+        spare (:meth:`prepare_spare`) when one is ready."""
         if self._child is None:
-            self._child = ChildProcess(self.submission, self.limits)
+            spare, self._spare = self._spare, None
+            if spare is not None and spare.proc.poll() is not None:
+                spare.kill()
+                spare = None
+            self._child = spare or ChildProcess(self.submission, self.limits)
             self._gen += 1
             self._ready = False
             self._calls = {}
@@ -191,13 +197,23 @@ class RemoteImpl:
         exercise = self.exercise if exercise is _RUNNING else exercise
         self._deaths[exercise] = self._deaths.get(exercise, 0) + 1
 
-    def close(self) -> None:
-        """Stop the child; a later request starts a fresh one (handles from this one go stale)."""
+    def prepare_spare(self) -> None:
+        """Start a second, fresh child now for the next :meth:`start` (the hidden tests' child),
+        so that its start-up overlaps the tests run until then. It runs nothing meanwhile."""
+        if self._spare is None:
+            self._spare = ChildProcess(self.submission, self.limits)
+
+    def close(self, keep_spare: bool = False) -> None:
+        """Stop the child (and the spare, unless ``keep_spare``); a later request starts a fresh
+        one (handles from this one go stale)."""
         self._settle()  # a death while resetting still counts (see reset)
         if self._child is not None:
             self._child.close()
             self._child = None
             self._modules.clear()
+        if self._spare is not None and not keep_spare:
+            self._spare.close()
+            self._spare = None
 
     def _live_child(self) -> ChildProcess:
         if self._child is not None and self._child.dead is not None:

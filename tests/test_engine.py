@@ -630,3 +630,45 @@ def test_tensors_are_written_as_safetensors_reads_them():
         assert torch.equal(got[name], tensor), name
     other = torch.tensor([1, 2, 3]).to(torch.uint16)   # a dtype of its own: safetensors' save writes it
     assert torch.equal(load(wire.save_tensors({"u": other}))["u"], other)
+
+
+BUMP = """
+COUNT = []
+
+def bump():
+    COUNT.append(1)
+    return len(COUNT)
+"""
+
+BUMP_TEST = '''
+import pytest
+from autograder.testing import check
+
+@pytest.mark.exercise("masks")
+@pytest.mark.points(1)
+def test_bump(student):
+    """the first call in this process"""
+    check(lambda impl: impl.masks.bump(), student, expected=1, what="bump()")
+'''
+
+
+def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_nothing(tmp_path, monkeypatch):
+    """The hidden tests run in a fresh child started ahead (RemoteImpl.prepare_spare): both
+    children exist before the first test, and what the public tests did is not seen."""
+    from autograder import remote
+    from autograder.sandbox import process
+
+    events = []
+    real_init = process.ChildProcess.__init__
+    monkeypatch.setattr(process.ChildProcess, "__init__",
+                        lambda self, *a, **k: events.append("child") or real_init(self, *a, **k))
+    real_begin = remote.RemoteImpl.begin_test
+    monkeypatch.setattr(remote.RemoteImpl, "begin_test",
+                        lambda self, exercise: events.append("test") or real_begin(self, exercise))
+    suite = tmp_path / "suite"
+    write(suite / "public", {"test_a.py": BUMP_TEST})
+    write(suite / "hidden", {"test_b.py": BUMP_TEST})
+    sub = write(tmp_path / "sub", {"masks.py": BUMP})
+    results = grading.run_suites(sub, files=[suite / "public" / "test_a.py", suite / "hidden" / "test_b.py"], seed=3)
+    assert [t["status"] for t in results["tests"]] == ["passed", "passed"]
+    assert events == ["child", "child", "test", "test"]
