@@ -3,9 +3,10 @@
 :func:`grade_many` grades ``(student id, path)`` pairs, in this process (``workers=1``) or in
 a pool of worker processes, and reports each finished one to
 ``on_result(student_id, path, results_or_error)`` in this process, in the order they finish;
-it never stops on a bad submission. Each worker is long-lived: it imports torch (and the
-kit's reference solutions) once and keeps one warm zygote (:mod:`autograder.sandbox.zygote_parent`) that
-forks a fresh sandboxed child per submission.
+it never stops on a bad submission. Each worker is long-lived: it has torch (and the kit's
+reference solutions) imported once and a warm zygote (:mod:`autograder.sandbox.zygote_parent`) that
+forks a fresh sandboxed child per submission; where it can, the batch imports torch once for
+all workers and starts one zygote they share (see :func:`_start_pool`).
 
 A ``rich`` progress bar with an ETA goes to stderr. Ctrl-C stops the batch at once: nothing
 more is started, the workers and their children are killed, the unfinished submissions are
@@ -114,13 +115,57 @@ def _report(on_result: Callable, sid: str, path: Path, result) -> None:
         traceback.print_exc(file=sys.stderr)
 
 
-def _init_worker(tmp_root: str) -> None:
+def _init_worker(tmp_root: str, shared=None, counter=None) -> None:
+    """A worker's start: ignore Ctrl-C, exit with the batch, a private temporary folder, and its
+    zygote: a socket of the batch's ``shared`` zygote (the ``counter``-th worker takes socket
+    ``counter``), else one of its own started now (a spawned worker, or one that replaced a dead
+    worker)."""
     from autograder.sandbox import zygote_parent  # here: a worker's first act is starting its zygote
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     _exit_with_parent(os.getppid())
     tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
-    zygote_parent.prestart()  # its import of torch overlaps this worker's own
+    index = None
+    if shared is not None:
+        with counter.get_lock():
+            index, counter.value = counter.value, counter.value + 1
+    if index is not None and index < len(shared.socks) and shared.socks[index].fileno() >= 0:
+        zygote_parent.adopt(shared, index)
+    else:
+        zygote_parent.prestart()  # its import of torch overlaps this worker's own
+
+
+def _start_pool(workers: int, tmp_root: str):
+    """The pool of ``workers`` processes and the zygote they share (None when they each start
+    their own).
+
+    Where this process has not imported torch yet (``tkit grade``), one zygote is started for
+    every worker and, while it imports torch, this process imports torch and the grading code
+    once; the workers are then forked, inheriting both: two imports of torch in all instead of
+    two per worker, and workers that end with ``os._exit`` rather than a torch teardown.
+    Elsewhere (torch already imported, and perhaps its thread pools started, which a fork does
+    not carry over) the workers are spawned fresh and start their own zygotes."""
+    import sys
+
+    if "torch" in sys.modules:
+        ctx = multiprocessing.get_context("spawn")
+        return ctx.Pool(workers, initializer=_init_worker, initargs=(tmp_root,)), None
+    from autograder.sandbox import zygote_parent
+
+    shared = zygote_parent.start_shared(workers)
+    from autograder import grading  # noqa: F401  (torch and the kit, inherited by every worker)
+
+    ctx = multiprocessing.get_context("fork")
+    counter = ctx.Value("i", 0)
+    try:
+        pool = ctx.Pool(workers, initializer=_init_worker, initargs=(tmp_root, shared, counter))
+    except BaseException:
+        if shared is not None:
+            shared.close()
+        raise
+    if shared is not None:
+        shared.release_clients()
+    return pool, shared
 
 
 def _exit_with_parent(parent: int, every: float = 0.5) -> None:
@@ -178,13 +223,12 @@ def grade_many(todo: Todo, out_dir: Path, *, options: GradingOptions | dict | No
     stats = BatchStats(total=len(todo), workers=min(workers, max(1, len(todo))))
     t0 = time.monotonic()
     tmp_root = tempfile.mkdtemp(prefix="tkit-batch-")
-    pool = None
+    pool = shared = None
     bar = _Bar(len(todo), progress)
     finished = False
     try:
         if stats.workers > 1:
-            ctx = multiprocessing.get_context("spawn")
-            pool = ctx.Pool(stats.workers, initializer=_init_worker, initargs=(tmp_root,))
+            pool, shared = _start_pool(stats.workers, tmp_root)
             results = _in_pool(pool, todo, out_dir, options)
         else:
             results = _in_process(todo, out_dir, options)
@@ -205,6 +249,8 @@ def grade_many(todo: Todo, out_dir: Path, *, options: GradingOptions | dict | No
             else:
                 pool.terminate()  # SIGTERM: each worker's zygote sees EOF and takes its children down
             pool.join()
+        if shared is not None:
+            shared.close()
         shutil.rmtree(tmp_root, ignore_errors=True)
         stats.seconds = time.monotonic() - t0
     return stats

@@ -32,6 +32,7 @@ from autograder.sandbox import copy_submission
 OWN = "own"                # the composite's own code differs from the reference's on this input
 COMPONENTS = "components"  # the composite's own code gives the reference's output: a component is wrong
 UNKNOWN = "unknown"        # the hybrid could not be run (its file missing, or it raised)
+NOT_GIVEN = object()  # an argument not given (None is a value)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Hybrids:
     def __init__(self):
         self._impls: dict[tuple[str, ...], Any] = {}
         self._folders: list[Path] = []
+        self.culprits: dict[str, tuple[str, ...]] = {}  # per composite: the last culprits found (see blame)
 
     def get(self, student, keep: tuple[str, ...]):
         """The hybrid RemoteImpl keeping the student's modules ``keep`` (exercise names) of
@@ -88,28 +90,43 @@ class Hybrids:
         self._folders.clear()
 
 
-def blame(hybrids: Hybrids, student, exercise: str, run: Callable, seed: int, compare: Callable) -> Verdict:
+def blame(hybrids: Hybrids, student, exercise: str, run: Callable, seed: int, compare: Callable,
+          got: Any = NOT_GIVEN, expected: Any = NOT_GIVEN) -> Verdict:
     """Run ``run`` on the hybrid keeping the student's ``exercise`` file (seeded with ``seed``,
     like the student's run) and compare it (``compare(got, expected)`` raises AssertionError on a
     difference, with the test's tolerances) with the reference's output under
     ``torch.manual_seed(seed)`` (:func:`autograder.rng.cpu_seeded`). When they agree, each component of ``exercise`` the student
     handed in is tried the same way beside the composite's file, to name the culprits.
-    Never raises: a hybrid that raises or dies gives UNKNOWN."""
-    try:
-        with cpu_seeded(seed):
-            expected = run(variants.reference())
-    except Exception:
-        return Verdict(UNKNOWN)
+
+    The search is bounded for a student wrong in many tests: with ``got`` (the student's own
+    output), the culprits an earlier test of ``exercise`` found are tried first, all together
+    beside the composite's file; when that hybrid gives ``got``, they explain this output too and
+    the one-by-one search is skipped (one run instead of one per component). ``expected``: the
+    reference's output when the caller has it already. Never raises: a hybrid that raises or
+    dies gives UNKNOWN."""
+    if expected is NOT_GIVEN:
+        try:
+            with cpu_seeded(seed):
+                expected = run(variants.reference())
+        except Exception:
+            return Verdict(UNKNOWN)
     output = _output(hybrids, student, (exercise,), run, seed)
     if output is _FAILED:
         return Verdict(UNKNOWN)
     if not _agrees(compare, output, expected):
         return Verdict(OWN, output)
+    known = hybrids.culprits.get(exercise)
+    if known and got is not NOT_GIVEN:
+        again = _output(hybrids, student, (exercise, *known), run, seed)
+        if again is not _FAILED and _agrees(compare, again, got):
+            return Verdict(COMPONENTS, components=known)
     culprits = []
     for name in exercises.get(exercise).depends:
         other = _output(hybrids, student, (exercise, name), run, seed)
         if other is not _FAILED and not _agrees(compare, other, expected):
             culprits.append(name)
+    if culprits:
+        hybrids.culprits[exercise] = tuple(culprits)
     return Verdict(COMPONENTS, components=tuple(culprits))
 
 

@@ -230,6 +230,8 @@ class GradingSession:
         items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), self.time_limit),
                                 self.time_limit)
+        if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
+            self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -249,7 +251,7 @@ class GradingSession:
         self.remote.reset(seed=item.stash[TEST_KEY].seed)  # the previous test's handles go too
         if meta.get("visibility") == "hidden" and self._phase == "public":
             self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
-            self.remote.close()
+            self.remote.close(keep_spare=True)
             self.remote.start()
         self.remote.begin_test(meta.get("exercise"))
 

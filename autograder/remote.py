@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder import exercises, timeshare
 from autograder.child import wire
+from autograder.handles import RemoteMethod, RemoteObject
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 
@@ -26,6 +27,7 @@ MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doct
 MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaining tests are given up
 RESET_TIMEOUT = 5.0          # seconds the between-tests reset may take at most
 MAX_TEST_OUTPUT = 2000  # characters of a test's printed output kept for its report
+_RUNNING = object()     # "the exercise whose test runs now" (see RemoteImpl._charge, _died)
 
 
 class SubmissionError(AssertionError):
@@ -81,48 +83,6 @@ def describe_error(err: dict, what: str) -> str:
     return head
 
 
-class RemoteObject:
-    """A handle to an object living in the child (a module, a class, an nn.Module...).
-
-    Attribute access and calls are forwarded; dunder lookups are not (so Python's own
-    protocols never run student code implicitly). ``tkit_type`` is the qualified class
-    name the child reported, ``tkit_mro`` its base classes: informative only.
-    """
-
-    __slots__ = ("_impl", "_id", "_gen", "tkit_type", "tkit_mro", "tkit_label")
-
-    def __init__(self, impl: "RemoteImpl", record: dict, gen: int, label: str):
-        object.__setattr__(self, "_impl", impl)
-        object.__setattr__(self, "_id", record["id"])
-        object.__setattr__(self, "_gen", gen)
-        object.__setattr__(self, "tkit_type", str(record.get("type", "?")))
-        object.__setattr__(self, "tkit_mro", [str(m) for m in record.get("mro", [])][:12])
-        object.__setattr__(self, "tkit_label", label)
-
-    def __getattr__(self, name: str):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return self._impl._request("getattr", self, f"{self.tkit_label}.{name}", ref=self._id, name=name)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("remote objects are read-only in the parent")
-
-    def __call__(self, *args, **kwargs):
-        return self._impl._request("call", self, f"{self.tkit_label}(...)", args=args, kwargs=kwargs,
-                                   ref=self._id)
-
-    def __iter__(self):
-        return iter(self._impl._request("list", self, f"list({self.tkit_label})", ref=self._id))
-
-    def __repr__(self) -> str:
-        return f"<remote {self.tkit_type} {self.tkit_label}>"
-
-    def isinstance_of(self, qualname: str) -> bool:
-        """Whether the child said this object's class derives from ``qualname``
-        (e.g. ``torch.nn.modules.linear.Linear``)."""
-        return qualname in self.tkit_mro
-
-
 class RemoteImpl:
     """A submission folder served by a (re)spawned child process.
 
@@ -145,6 +105,7 @@ class RemoteImpl:
         self.last_output = ""
         self.info: dict = {}
         self._child: ChildProcess | None = None
+        self._spare: ChildProcess | None = None  # a fresh child started ahead (prepare_spare)
         self._gen = 0
         self._deaths: dict[str | None, int] = {}  # per exercise (None: outside any test)
         self.exercise: str | None = None  # whose test runs now (see begin_test)
@@ -155,15 +116,23 @@ class RemoteImpl:
         self._fatal_imports: dict[str, SubmissionError] = {}
         self._seed: int | None = None
         self._ready = False
+        self._calls: dict[str, frozenset] = {}  # callable names per class/module key, this child (make_ref)
+        self._pending_reset: tuple | None = None  # (exercise,) of a reset sent, reply not read yet
         self.test_output = ""  # what the child printed since the last reset() (bounded)
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
-        """Start a child now without waiting for it (its torch import overlaps other work)."""
+        """Start a child now without waiting for it (its torch import overlaps other work); the
+        spare (:meth:`prepare_spare`) when one is ready."""
         if self._child is None:
-            self._child = ChildProcess(self.submission, self.limits)
+            spare, self._spare = self._spare, None
+            if spare is not None and spare.proc.poll() is not None:
+                spare.kill()
+                spare = None
+            self._child = spare or ChildProcess(self.submission, self.limits)
             self._gen += 1
             self._ready = False
+            self._calls = {}
 
     def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
         """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.timeshare`):
@@ -201,8 +170,10 @@ class RemoteImpl:
             raise SubmissionError("time_limit", text)
         return left
 
-    def _charge(self, since: float) -> None:
-        self.spent[self.exercise] = self.spent.get(self.exercise, 0.0) + time.monotonic() - since
+    def _charge(self, since: float, exercise=_RUNNING) -> None:
+        """Charge the seconds since ``since`` to ``exercise`` (default: the running one)."""
+        exercise = self.exercise if exercise is _RUNNING else exercise
+        self.spent[exercise] = self.spent.get(exercise, 0.0) + time.monotonic() - since
 
     def given_up(self, exercise: str | None) -> str | None:
         """Why the tests of ``exercise`` are no longer run (a student-facing sentence), or None."""
@@ -221,15 +192,28 @@ class RemoteImpl:
                          "died {n} times").format(exercise=exercise, dep=dep, n=self._deaths[dep])
         return None
 
-    def _died(self) -> None:
-        self._deaths[self.exercise] = self._deaths.get(self.exercise, 0) + 1
+    def _died(self, exercise=_RUNNING) -> None:
+        """Count a death of the child against ``exercise`` (default: the running one)."""
+        exercise = self.exercise if exercise is _RUNNING else exercise
+        self._deaths[exercise] = self._deaths.get(exercise, 0) + 1
 
-    def close(self) -> None:
-        """Stop the child; a later request starts a fresh one (handles from this one go stale)."""
+    def prepare_spare(self) -> None:
+        """Start a second, fresh child now for the next :meth:`start` (the hidden tests' child),
+        so that its start-up overlaps the tests run until then. It runs nothing meanwhile."""
+        if self._spare is None:
+            self._spare = ChildProcess(self.submission, self.limits)
+
+    def close(self, keep_spare: bool = False) -> None:
+        """Stop the child (and the spare, unless ``keep_spare``); a later request starts a fresh
+        one (handles from this one go stale)."""
+        self._settle()  # a death while resetting still counts (see reset)
         if self._child is not None:
             self._child.close()
             self._child = None
             self._modules.clear()
+        if self._spare is not None and not keep_spare:
+            self._spare.close()
+            self._spare = None
 
     def _live_child(self) -> ChildProcess:
         if self._child is not None and self._child.dead is not None:
@@ -258,6 +242,7 @@ class RemoteImpl:
 
     def module(self, name: str) -> RemoteObject:
         """The student's module ``name`` (imported in the child on first use)."""
+        self._settle()
         self._check_given_up()
         if name in self._fatal_imports:
             raise self._fatal_imports[name]
@@ -289,24 +274,41 @@ class RemoteImpl:
             self._request("seed", None, "seed", seed=seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Between tests, in one round trip: drop the handles the child holds (the modules'
-        stay valid) and, with ``seed``, seed the child as :meth:`seed` does."""
+        """Between tests: drop the handles the child holds (the modules' stay valid) and, with
+        ``seed``, seed the child as :meth:`seed` does. Sent now, its reply read at the next
+        request (:meth:`_settle`): no round trip of its own. A death or timeout while resetting
+        (a student's ``__del__``) and the wait are charged to the exercise whose test made the
+        handles (running when the reset was asked for); the next request starts a fresh child."""
         if seed is not None:
             self._seed = seed
         self.test_output = ""
+        self._settle()
         if self._child is not None and self._child.dead is None and self._ready:
-            since = time.monotonic()
-            try:  # dropping handles may run a student's __del__: charged to the test that made them
-                self._child.request("reset", timeout=min(RESET_TIMEOUT, self.limits.call_timeout), seed=seed)
+            try:
+                self._child.send("reset", timeout=min(RESET_TIMEOUT, self.limits.call_timeout), seed=seed)
+                self._pending_reset = (self.exercise,)
             except (ChildDied, ProtocolError):
-                self._died()  # a new child starts at the next request
-            finally:
-                self._charge(since)
+                self._died()
 
+    def _settle(self) -> None:
+        """Read the reply of the reset :meth:`reset` sent, if one is pending (see there)."""
+        if self._pending_reset is None:
+            return
+        (exercise,), self._pending_reset = self._pending_reset, None
+        if self._child is None or self._child.dead is not None:
+            return
+        since = time.monotonic()
+        try:
+            self._child.receive(timeout=min(RESET_TIMEOUT, self.limits.call_timeout))
+        except (ChildDied, ProtocolError):
+            self._died(exercise)  # a new child starts at the next request
+        finally:
+            self._charge(since, exercise)
 
     # -- transport ---------------------------------------------------------------
     def _request(self, op: str, target: RemoteObject | None, what: str, timeout: float | None = None,
                  args=None, kwargs=None, **fields):
+        self._settle()
         self._check_given_up()
         timeout = timeout or self.limits.call_timeout
         left = self._time_left()
@@ -350,7 +352,7 @@ class RemoteImpl:
         gen = self._gen
         try:
             return wire.decode(reply.get("value"), tensors,
-                               lambda rec: RemoteObject(self, rec, gen, self._label_for(rec, what)))
+                               lambda rec: self._make_remote(rec, gen, what))
         except wire.WireError as exc:
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
@@ -367,7 +369,20 @@ class RemoteImpl:
             return what[:-3]
         return what
 
+    def _callables(self, obj: RemoteObject) -> frozenset:
+        """The names the child listed as callable for ``obj``'s class or module (this child)."""
+        return self._calls.get(obj.tkit_ck, frozenset()) if obj._gen == self._gen else frozenset()
+
+    def _make_remote(self, rec: dict, gen: int, what: str) -> RemoteObject:
+        """A handle for a ref record; its ``calls`` (sent once per class) are kept."""
+        calls = rec.get("calls")
+        if isinstance(calls, list) and gen == self._gen:
+            self._calls[str(rec.get("ck"))] = frozenset(n for n in calls[:wire.MAX_ITEMS] if isinstance(n, str))
+        return RemoteObject(self, rec, gen, self._label_for(rec, what))
+
     def _encode_ref(self, value) -> dict:
+        if isinstance(value, RemoteMethod):
+            value = value.resolve()
         if isinstance(value, RemoteObject):
             if value._gen != self._gen:
                 raise wire.EncodeError("a handle from an earlier process of the submission")

@@ -42,7 +42,7 @@ MAX_CANDIDATES = 400  # mutants one failing test may try (a count, never a clock
 
 
 def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
-             exercise: str | None = None) -> catalog.Mutant | None:
+             exercise: str | None = None, expected: Any = hybrid.NOT_GIVEN) -> catalog.Mutant | None:
     """The catalog mutant whose output on the same input matches ``got`` best, or None.
 
     For an exercise without components, the candidates are its own mutants. For a composite,
@@ -59,7 +59,8 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
     an idle or a loaded machine). A candidate matches when :func:`compare` would accept the
     output against its own; candidates that raise are skipped. When no single mutant of the
     exercise's own matches, two of them together are tried (:func:`_own_mistake`). None in the
-    student edition.
+    student edition. ``expected``: ``run`` on the reference under the test's seed, when the
+    caller computed it (the hybrid search then does not run it again).
     """
     ctx = current(required=False) or TestContext()
     exercise = exercise or ctx.exercise
@@ -71,7 +72,7 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
         return _own_mistake(run, got, own, atol, rtol, valid)
     if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:   # no submission folder to re-run
         return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
-    verdict = _blame(run, exercise, atol, rtol, valid)
+    verdict = _blame(run, got, expected, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
         return _own_mistake(run, verdict.output, own, atol, rtol, valid)
     if verdict.who == hybrid.COMPONENTS and ctx.nodeid:
@@ -86,13 +87,13 @@ def _own_mistake(run, got, own, atol, rtol, valid):
             or _closest(run, got, [pair for pair, _ in matching.pair_trials(own)], atol, rtol, valid))
 
 
-def _blame(run, exercise, atol, rtol, valid) -> "hybrid.Verdict":
+def _blame(run, got, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     """Whether the composite's own code is wrong on this input (see :mod:`autograder.hybrid`)."""
     def same(output, expected):
         compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
 
     ctx = current()
-    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same)
+    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same, got=got, expected=expected)
 
 
 def _test_seed() -> int:
@@ -131,32 +132,38 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     A public test's message shows the expected value at the first difference.
     """
     got = run(student)
+    of_reference = hybrid.NOT_GIVEN  # the kit's reference output, for the mistake search
     if expected is None:
-        if reference is None:
+        kit_reference = reference is None
+        if kit_reference:
             reference = kit_variants.reference()
         with cpu_seeded(_test_seed()):
             expected = run(reference)
+        if kit_reference:
+            of_reference = expected
     elif callable(expected):
         expected = expected(got)
-    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, variants=variants):
+    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, variants=variants, expected=of_reference):
         compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
     return got
 
 
 @contextlib.contextmanager
 def naming_mistakes(run: Callable, got: Any, *, atol: float = 1e-5, rtol: float = 1e-4, valid=None,
-                    variants=None) -> Iterator[None]:
+                    variants=None, expected: Any = hybrid.NOT_GIVEN) -> Iterator[None]:
     """Give a :class:`Mismatch` raised in the block (that names no mistake yet) the mistake that
     explains ``got``, the student's output of ``run``: the catalog mutant whose ``run`` reproduces
     it (:func:`identify`), else the :mod:`autograder.diagnosis` mistake among ``variants``
     (``{mistake id: callable giving that mistake's output}``, built from the public formulas by
     :mod:`autograder.suitelib.mistaken`), which names mistakes in the student edition too.
+    ``expected``: the kit's reference output of ``run`` under the test's seed, when the caller
+    computed it (the composite search does not run it again).
     The one place a check names mistakes; other exceptions pass through unchanged."""
     try:
         yield
     except Mismatch as exc:
         if exc.mistake is None:
-            exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid)
+            exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid, expected=expected)
         if exc.mistake is None and variants:
             exc.mistake = diagnosis.name(got, variants, atol=atol, rtol=rtol, valid=valid)
         raise

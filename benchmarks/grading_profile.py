@@ -36,7 +36,7 @@ ROWS = [
     ("    fixtures (student, seed, rng...)", [("_pytest/fixtures.py", "pytest_fixture_setup")]),
     ("    test bodies (pyfunc_call)", [("_pytest/python.py", "pytest_pyfunc_call")]),
     ("      round trips (RemoteImpl._request)", [("autograder/remote.py", "_request")]),
-    ("        wait on child (ChildProcess.request)", [("autograder/sandbox.py", "request")]),
+    ("        wait on child (ChildProcess.receive)", [("autograder/sandbox/process.py", "receive")]),
     ("        parent encode (wire.Encoder.encode, pack)", [("autograder/child/wire.py", "encode"),
                                                        ("autograder/child/wire.py", "pack")]),
     ("        parent decode (wire.decode, unpack)", [("autograder/child/wire.py", "decode"),

@@ -34,7 +34,10 @@ class InProcessImpl(variants.LocalImpl):
     def start(self) -> None:
         pass
 
-    def close(self) -> None:
+    def close(self, keep_spare: bool = False) -> None:
+        pass
+
+    def prepare_spare(self) -> None:
         pass
 
     def set_budgets(self, budgets, time_limit) -> None:

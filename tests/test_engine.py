@@ -528,3 +528,147 @@ def test_cpu_seeded_draws_as_manual_seed_does_and_restores_the_generator():
         torch.rand(2)
         1 / 0
     assert torch.equal(torch.get_rng_state(), outside)
+
+
+DIES_ON_DROP = """
+import os
+
+class Bomb:
+    def __del__(self):
+        os._exit(9)
+
+def make():
+    return Bomb()
+
+def double(x):
+    return x * 2
+"""
+
+
+def test_a_death_while_resetting_counts_against_the_test_that_made_the_handles(tmp_path):
+    """The reset is sent between tests and its reply read at the next request: a child that dies
+    dropping the previous test's handles is charged to that test's exercise, and the next test
+    runs in a fresh child as if nothing happened."""
+    folder = write(tmp_path / "sub", {"bomb.py": DIES_ON_DROP})
+    impl = RemoteImpl(folder, Limits(call_timeout=5))
+    impl.set_budgets({"masks": 100.0, "attention": 100.0}, 200.0)
+    try:
+        impl.begin_test("masks")
+        impl.bomb.make()               # a handle whose __del__ kills the child
+        impl.reset(seed=1)             # sent, not waited for
+        impl.begin_test("attention")
+        assert impl.bomb.double(torch.ones(2)).tolist() == [2.0, 2.0]
+        assert impl._gen == 2           # in a second child
+    finally:
+        impl.close()
+    assert impl._deaths == {"masks": 1}
+    assert "attention" in impl.spent and impl.spent["masks"] > 0
+
+
+METHODS = """
+import torch
+
+SIZE = 3
+
+class Scaler(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x * self.k
+
+def make(k):
+    return Scaler(k)
+"""
+
+
+def test_a_method_call_is_one_round_trip_and_any_other_use_fetches_the_attribute(tmp_path, monkeypatch):
+    """The child lists each class's (and module's) callable names once: calling one is a single
+    ``callmethod`` request; data attributes and non-call uses of a method are plain ``getattr``."""
+    from autograder.sandbox import process
+
+    folder = write(tmp_path / "sub", {"methods.py": METHODS})
+    impl = RemoteImpl(folder, Limits(call_timeout=10))
+    ops = []
+    real_send = process.ChildProcess.send
+    monkeypatch.setattr(process.ChildProcess, "send",
+                        lambda self, op, *a, **k: ops.append(op) or real_send(self, op, *a, **k))
+    try:
+        module = impl.methods
+        ops.clear()
+        scaler = module.make(2)                       # a module's function
+        assert scaler(torch.ones(2)).tolist() == [2.0, 2.0]
+        assert scaler.forward(torch.ones(1)).tolist() == [2.0]   # a method of its class
+        assert ops == ["callmethod", "call", "callmethod"]
+        ops.clear()
+        assert module.SIZE == 3 and scaler.k == 2     # data: fetched
+        assert scaler.forward.tkit_type == "builtins.method"      # a method used as a value: fetched
+        assert ops == ["getattr", "getattr", "getattr"]
+    finally:
+        impl.close()
+
+
+def test_tensors_are_written_as_safetensors_reads_them():
+    """wire.save_tensors writes the safetensors format itself (faster on small tensors): every
+    dtype and shape reads back equal through safetensors' own loader, which is what unpack uses."""
+    from safetensors.torch import load
+
+    shapes = [(), (0,), (3,), (2, 0, 4), (2, 5, 12)]
+    dtypes = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
+              torch.int64, torch.uint8, torch.bool]
+    tensors = {}
+    for dtype in dtypes:
+        for shape in shapes:
+            values = torch.randn(shape, generator=torch.Generator().manual_seed(len(tensors))) * 100
+            tensors[f"{dtype}{shape}"] = values > 0 if dtype is torch.bool else values.to(dtype)
+    tensors["transposed"] = torch.arange(24.0).reshape(4, 6).t()
+    got = load(wire.save_tensors(tensors))
+    assert set(got) == set(tensors)
+    for name, tensor in tensors.items():
+        assert got[name].dtype == tensor.dtype and got[name].shape == tensor.shape, name
+        assert torch.equal(got[name], tensor), name
+    other = torch.tensor([1, 2, 3]).to(torch.uint16)   # a dtype of its own: safetensors' save writes it
+    assert torch.equal(load(wire.save_tensors({"u": other}))["u"], other)
+
+
+BUMP = """
+COUNT = []
+
+def bump():
+    COUNT.append(1)
+    return len(COUNT)
+"""
+
+BUMP_TEST = '''
+import pytest
+from autograder.testing import check
+
+@pytest.mark.exercise("masks")
+@pytest.mark.points(1)
+def test_bump(student):
+    """the first call in this process"""
+    check(lambda impl: impl.masks.bump(), student, expected=1, what="bump()")
+'''
+
+
+def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_nothing(tmp_path, monkeypatch):
+    """The hidden tests run in a fresh child started ahead (RemoteImpl.prepare_spare): both
+    children exist before the first test, and what the public tests did is not seen."""
+    from autograder import remote
+    from autograder.sandbox import process
+
+    events = []
+    real_init = process.ChildProcess.__init__
+    monkeypatch.setattr(process.ChildProcess, "__init__",
+                        lambda self, *a, **k: events.append("child") or real_init(self, *a, **k))
+    real_begin = remote.RemoteImpl.begin_test
+    monkeypatch.setattr(remote.RemoteImpl, "begin_test",
+                        lambda self, exercise: events.append("test") or real_begin(self, exercise))
+    suite = tmp_path / "suite"
+    write(suite / "public", {"test_a.py": BUMP_TEST})
+    write(suite / "hidden", {"test_b.py": BUMP_TEST})
+    sub = write(tmp_path / "sub", {"masks.py": BUMP})
+    results = grading.run_suites(sub, files=[suite / "public" / "test_a.py", suite / "hidden" / "test_b.py"], seed=3)
+    assert [t["status"] for t in results["tests"]] == ["passed", "passed"]
+    assert events == ["child", "child", "test", "test"]

@@ -201,3 +201,48 @@ def test_ctrl_c_keeps_every_finished_result(tmp_path, monkeypatch):
     assert seen == [("s0", 1.0), ("s1", 1.0)] and graded == ["s0", "s1"]
     with pytest.raises(ValueError, match="workers must be >= 1"):
         batch.grade_many(todo, tmp_path / "out", options={}, on_result=on_result, workers=0)
+
+
+SHARED_BATCH = """
+import json, sys
+from pathlib import Path
+from autograder import batch
+from autograder.sandbox import zygote_parent
+
+marker = Path(sys.argv[2])
+started = zygote_parent.Zygote.__init__
+def counted(self, *args, **kwargs):   # every zygote started, here or in a (forked) worker
+    with open(marker, "a") as f:
+        f.write("zygote\\n")
+    started(self, *args, **kwargs)
+zygote_parent.Zygote.__init__ = counted
+assert "torch" not in sys.modules
+todo = [(f"s{i}", Path(sys.argv[1])) for i in range(3)]
+scores = []
+stats = batch.grade_many(todo, Path(sys.argv[3]), workers=2, on_result=lambda sid, p, r: scores.append(r["score"]),
+                         options=dict(names=["masks"], visibility=("public",), seed=1))
+print(json.dumps({"scores": scores, "errors": stats.errors}))
+"""
+
+
+def test_a_batch_started_without_torch_forks_its_workers_and_shares_one_zygote(tmp_path):
+    """`tkit grade --workers 2`: one zygote and one import of torch here for both workers (forked),
+    whose children grade as usual."""
+    import json
+    import subprocess
+    import sys
+
+    if sandbox.launcher() != "zygote":
+        pytest.fail("this test needs the zygote launcher (Linux)")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    repo = Path(__file__).resolve().parent.parent
+    (sub / "masks.py").write_text((repo / "solutions" / "masks.py").read_text())
+    marker = tmp_path / "marker"
+    proc = subprocess.run([sys.executable, "-c", SHARED_BATCH, str(sub), str(marker), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["errors"] == 0 and len(got["scores"]) == 3
+    assert min(got["scores"]) == max(got["scores"]) > 0
+    assert marker.read_text() == "zygote\n"

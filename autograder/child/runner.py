@@ -10,7 +10,8 @@ the pipe pair it was given:
 ``import {module}``                    -> a ref to the student's module
 ``getattr {ref, name}``                -> the attribute (plain data, tensor or a new ref)
 ``call {ref, args, kwargs}``           -> the call's return value
-``callmethod {ref, name, args, kwargs}`` -> ``getattr`` + ``call`` in one round trip
+``callmethod {ref, name, args, kwargs}`` -> ``getattr`` + ``call`` in one round trip (a ref's
+                                       record lists the names worth it: :func:`callable_names`)
 ``list {ref}``                         -> ``list(obj)`` (bounded)
 ``seed {seed}``                        -> seeds torch, random and numpy
 ``reset {seed?}``                      -> drops every ref but the modules', then seeds
@@ -25,6 +26,7 @@ the child says is trusted by the parent: it is decoded as data and checked there
 from __future__ import annotations
 
 import importlib
+import inspect
 import itertools
 import json
 import os
@@ -49,6 +51,7 @@ class Server:
         self.info = dict(info or {})  # extra facts for ``hello`` (the sandbox's protections)
         self.refs: dict[int, object] = {}
         self.next_id = itertools.count(1)
+        self.described: set[str] = set()  # the keys whose callable names were sent (make_ref)
 
     # -- values ---------------------------------------------------------------
     def make_ref(self, obj) -> dict:
@@ -56,7 +59,13 @@ class Server:
         self.refs[ref_id] = obj
         kind = type(obj)
         mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))]
-        return {"t": "ref", "id": ref_id, "type": mro[0], "mro": mro[:12], "callable": callable(obj)}
+        rec = {"t": "ref", "id": ref_id, "type": mro[0], "mro": mro[:12], "callable": callable(obj)}
+        key = f"module {obj.__name__}" if isinstance(obj, types.ModuleType) else mro[0]
+        rec["ck"] = key
+        if key not in self.described:  # once per class (or module) and child: see callable_names
+            self.described.add(key)
+            rec["calls"] = callable_names(obj)
+        return rec
 
     def decode(self, value, tensors):
         def proxy(rec):
@@ -157,6 +166,23 @@ class Server:
         except Exception:
             pass
         return frames[-8:]
+
+
+def callable_names(obj) -> list[str]:
+    """Names the parent may call in one round trip (``callmethod``): for a module, its callable
+    attributes now (functions, classes); else the callable attributes of its class (methods).
+    Only a hint: the child looks the name up again at the call, and for any other use the
+    parent asks for the attribute itself. At most ``MAX_LIST`` names, no dunders."""
+    try:
+        if isinstance(obj, types.ModuleType):
+            pairs = list(vars(obj).items())
+        else:
+            kind = type(obj)
+            pairs = [(name, inspect.getattr_static(kind, name, None)) for name in dir(kind)]
+        return [name for name, value in pairs[:MAX_LIST]
+                if isinstance(name, str) and not name.startswith("__") and callable(value)][:MAX_LIST]
+    except Exception:  # a hostile __dir__ or __dict__: no hint, plain getattr
+        return []
 
 
 def _is_plain_name(name: str) -> bool:

@@ -6,7 +6,8 @@ memory (which every child inherits) holds torch (with ``torch._dynamo``, see ``t
 safetensors and this package only: no
 reference solution, no test, no result.
 
-Protocol on the ``SOCK_SEQPACKET`` socket given as ``argv[0]``: the zygote first sends
+Protocol on each ``SOCK_SEQPACKET`` socket given in ``argv`` (one per client: one zygote may
+serve every worker of a batch, see :func:`autograder.sandbox.zygote_parent.start_shared`): the zygote first sends
 ``{"ready": true, ...}``; then each request is one JSON message (:func:`serve`) with four
 file descriptors attached: the child's request pipe (read end), reply pipe (write end),
 output pipe (write end, becomes stdout and stderr) and a status socket. The answer is
@@ -45,52 +46,65 @@ MAX_REQUEST = 1 << 16
 
 
 def main(argv: list[str]) -> None:
-    """Entry point: ``main([control_socket_fd])``; returns when the parent closes the socket."""
-    sock = socket.socket(fileno=int(argv[0]))
+    """Entry point: ``main([control_socket_fd, ...])``; returns when every client closed its socket.
+
+    Each socket is one client (a grading process): the zygote greets each, then serves them all."""
+    socks = [socket.socket(fileno=int(fd)) for fd in argv]
     import torch
 
     torch.set_num_threads(1)
     import safetensors.torch  # noqa: F401
 
     tasks.preload()  # what every optimizer would import in each child
-    sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
-    serve(sock)
+    for sock in socks:
+        sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
+    serve(socks)
 
 
-def serve(sock: socket.socket) -> None:
-    """Fork a supervisor per request until the parent closes ``sock``."""
-    while True:
+def serve(socks: list[socket.socket]) -> None:
+    """Fork a supervisor per request, answering on the socket it came on, until every client
+    closed its socket."""
+    socks = list(socks)
+    while socks:
         _reap()
-        ready, _, _ = select.select([sock], [], [], 2.0)
-        if not ready:
-            continue
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 8)
-        except OSError:
-            return
-        if not data:
-            return
-        try:
-            spec = json.loads(data)
-            if len(fds) != 4:
-                raise ValueError(f"expected 4 descriptors, got {len(fds)}")
-        except ValueError as exc:
-            _close(fds)
-            sock.send(json.dumps({"error": f"bad request: {exc}"}).encode())
-            continue
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            try:
-                supervise(spec, fds)
-            finally:
-                os._exit(70)
-        pidfd = os.pidfd_open(pid)
+        ready, _, _ = select.select(socks, [], [], 2.0)
+        for sock in ready:
+            if not _serve_one(sock, socks):
+                socks.remove(sock)
+                sock.close()
+
+
+def _serve_one(sock: socket.socket, socks: list[socket.socket]) -> bool:
+    """Answer one request on ``sock``; False when its client has gone."""
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 8)
+    except OSError:
+        return False
+    if not data:
+        return False
+    try:
+        spec = json.loads(data)
+        if len(fds) != 4:
+            raise ValueError(f"expected 4 descriptors, got {len(fds)}")
+    except ValueError as exc:
         _close(fds)
-        socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
-        os.close(pidfd)
+        sock.send(json.dumps({"error": f"bad request: {exc}"}).encode())
+        return True
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        for other in socks:
+            other.close()
+        try:
+            supervise(spec, fds)
+        finally:
+            os._exit(70)
+    pidfd = os.pidfd_open(pid)
+    _close(fds)
+    socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+    os.close(pidfd)
+    return True
 
 
 def _reap() -> None:

@@ -151,6 +151,8 @@ class ChildProcess:
         os.set_blocking(self._req_w, False)  # every write has a deadline (see _write)
         self._out_eof = False
         self._next_id = 0
+        self._awaiting: int | None = None  # the id of a request sent whose reply is not read yet
+        self._out = OutputBuffer()         # the output of the request in flight
         self.last_output = ""
         self.dead: ChildDied | None = None
         self._timeout = self.limits.call_timeout
@@ -198,38 +200,74 @@ class ChildProcess:
 
     # -- requests ----------------------------------------------------------------
     def request(self, op: str, timeout: float | None = None, tensors: dict | None = None, **fields):
+        """Send a request and wait for its reply: :meth:`send` then :meth:`receive`, under one
+        deadline of ``timeout`` seconds (default: the limits' ``call_timeout``)."""
+        deadline = self.send(op, timeout=timeout, tensors=tensors, **fields)
+        return self.receive(deadline=deadline)
+
+    def send(self, op: str, timeout: float | None = None, tensors: dict | None = None, **fields) -> float:
+        """Write a request without waiting for its reply (so the child works while this process
+        does too); returns the request's deadline. Its reply must be read with :meth:`receive`
+        before the next request is sent. Raises like :meth:`request`."""
         if self.dead is not None:
             raise self.dead
+        if self._awaiting is not None:
+            raise RuntimeError("the previous request's reply was not received")
         self._next_id += 1
         header = {"id": self._next_id, "op": op, **fields}
-        out = OutputBuffer()
+        self._out = OutputBuffer()
         self._timeout = timeout or self.limits.call_timeout
         deadline = time.monotonic() + self._timeout
-        try:
-            self._write(wire.pack(header, tensors), deadline, out)
+        self._guarded(lambda: self._write(wire.pack(header, tensors), deadline, self._out))
+        self._awaiting = self._next_id
+        return deadline
+
+    def receive(self, timeout: float | None = None, deadline: float | None = None):
+        """The reply ``(reply, tensors)`` to the request :meth:`send` wrote, read before
+        ``deadline`` (or ``timeout`` seconds from now). Raises :class:`ChildDied` or
+        :class:`ProtocolError` (the child is killed), as :meth:`request` does."""
+        if self.dead is not None:
+            raise self.dead
+        if self._awaiting is None:
+            raise RuntimeError("no request awaits a reply")
+        if deadline is None:
+            self._timeout = timeout or self.limits.call_timeout
+            deadline = time.monotonic() + self._timeout
+        out = self._out
+
+        def read():
             json_len, blob_len = wire.FRAME.unpack(self._read(wire.FRAME.size, deadline, out))
             wire.check_frame(json_len, blob_len)
             body = self._read(json_len, deadline, out)
             blob = self._read(blob_len, deadline, out)
             self._drain(out)
-            reply, tensors_out = wire.unpack(body, blob)
+            return wire.unpack(body, blob)
+
+        reply, tensors_out = self._guarded(read)
+        self.last_output = out.text()
+        awaited, self._awaiting = self._awaiting, None
+        if reply.get("id") != awaited:
+            self.dead = ChildDied("the child answered out of turn", self.last_output)
+            self.kill()
+            raise ProtocolError("reply id does not match the request")
+        return reply, tensors_out
+
+    def _guarded(self, step):
+        """``step()``; a death or a broken protocol on the way kills the child and raises
+        :class:`ChildDied` or :class:`ProtocolError`, with the output it printed meanwhile."""
+        try:
+            return step()
         except ChildDied as exc:
-            exc.output = out.text()
+            exc.output = self._out.text()
             self.last_output = exc.output
             self.dead = exc
             self.kill()
             raise
         except (wire.WireError, BrokenPipeError, OSError) as exc:
-            self.last_output = out.text()
+            self.last_output = self._out.text()
             self.dead = ChildDied(f"the child broke the grading protocol ({exc})", self.last_output)
             self.kill()
             raise ProtocolError(str(exc)) from None
-        self.last_output = out.text()
-        if reply.get("id") != self._next_id:
-            self.dead = ChildDied("the child answered out of turn", self.last_output)
-            self.kill()
-            raise ProtocolError("reply id does not match the request")
-        return reply, tensors_out
 
     def _write(self, data: bytes, deadline: float, out: OutputBuffer) -> None:
         """Write ``data`` to the (non-blocking) request pipe before ``deadline``, draining the

@@ -45,24 +45,51 @@ class ZygoteError(RuntimeError):
 
 class Zygote:
     """A running fork server (see the module docstring). ``startup_timeout`` bounds its
-    ``import torch``; ``spawn`` forks one supervised child."""
+    ``import torch``; ``spawn`` forks one supervised child. ``clients`` > 1: one socket per
+    grading process that will use it (see :func:`start_shared`); this object talks on the first
+    until :meth:`adopt` picks another in a forked worker."""
 
-    def __init__(self, startup_timeout: float = 120.0):
+    def __init__(self, startup_timeout: float = 120.0, clients: int = 1):
         self.runtime = Path(tempfile.mkdtemp(prefix="tkit-zygote-"))
         package = self.runtime / "_tkit_runtime" / "_tkit_child"
         shutil.copytree(CHILD_PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(max(1, clients))]
+        self.socks = [ours for ours, _ in pairs]
+        self.sock = self.socks[0]
+        theirs = [t.fileno() for _, t in pairs]
         self.log_path = self.runtime / "zygote.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(package.parent), str(theirs.fileno())],
+                [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(package.parent), *map(str, theirs)],
                 cwd=self.runtime, env=clean_env(self.runtime), stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, pass_fds=(theirs.fileno(),), start_new_session=True)
-        theirs.close()
+                stderr=subprocess.STDOUT, pass_fds=theirs, start_new_session=True)
+        for _, t in pairs:
+            t.close()
         self.owner = os.getpid()
+        self.adopted = False  # True in a worker that took one of a shared zygote's sockets
+        self._pidfd = os.pidfd_open(self.proc.pid)
         self.lock = threading.Lock()
         self.startup_timeout = startup_timeout
         self.info: dict | None = None  # the zygote's hello, read on first use (see ready())
+
+    def adopt(self, index: int) -> None:
+        """In a worker forked after this zygote was started (:func:`start_shared`): talk on
+        socket ``index`` from now on and close the others' copies here; :meth:`close` then only
+        hangs up (the zygote serves the other workers until they hang up too)."""
+        self.sock = self.socks[index]
+        for i, sock in enumerate(self.socks):
+            if i != index:
+                sock.close()
+        self.socks = [self.sock]
+        self.owner = os.getpid()
+        self.adopted = True
+        self.lock = threading.Lock()
+
+    def release_clients(self) -> None:
+        """In the process that started a shared zygote, once its workers are forked: close its
+        copies of their sockets (so the zygote sees a worker hang up)."""
+        for sock in self.socks:
+            sock.close()
 
     def ready(self) -> None:
         """Wait for the zygote's hello (its ``import torch``); ZygoteError when it does not come.
@@ -78,7 +105,10 @@ class Zygote:
             raise ZygoteError(f"the zygote did not start: {exc}") from None
 
     def alive(self) -> bool:
-        return self.proc.poll() is None and self.owner == os.getpid()
+        """Whether the zygote runs and belongs to this process (a pidfd reads ready once it exits)."""
+        if self.owner != os.getpid() or self.sock.fileno() < 0:
+            return False
+        return not select.select([self._pidfd], [], [], 0)[0]
 
     def _recv(self, timeout: float) -> tuple[bytes, list[int]]:
         ready, _, _ = select.select([self.sock], [], [], timeout)
@@ -110,14 +140,19 @@ class Zygote:
         return got[0]
 
     def close(self) -> None:
-        """Stop the zygote (its children get SIGKILL) and remove its files."""
+        """Stop the zygote (its children get SIGKILL) and remove its files; in a worker that
+        adopted a shared zygote, only hang up."""
         if self.owner != os.getpid():
             return
-        self.sock.close()
+        for sock in self.socks:
+            sock.close()
+        if self.adopted:
+            return
         # SIGKILL at once: waiting for a clean exit costs about a second of torch teardown, and
         # the zygote holds nothing to save (its supervisors die with it, see the module docstring)
         self.proc.kill()
         self.proc.wait()
+        os.close(self._pidfd)
         shutil.rmtree(self.runtime, ignore_errors=True)
 
 
@@ -146,6 +181,27 @@ def prestart() -> None:
             get()
     except (OSError, ValueError, ZygoteError):
         pass
+
+
+def start_shared(clients: int) -> Zygote | None:
+    """A zygote for ``clients`` worker processes to be forked from this one (one ``import
+    torch`` for all of them, started now so that it overlaps this process's), or None where
+    the zygote launcher is not used or it cannot start. Each worker calls :func:`adopt`; this
+    process then calls :meth:`Zygote.release_clients`, and :meth:`Zygote.close` at the end."""
+    try:
+        if launcher() == "zygote":
+            return Zygote(clients=clients)
+    except (OSError, ValueError, ZygoteError):
+        pass
+    return None
+
+
+def adopt(shared: Zygote, index: int) -> None:
+    """In a forked worker: make socket ``index`` of ``shared`` this process's zygote."""
+    global _current
+    with _current_lock:
+        shared.adopt(index)
+        _current = shared
 
 
 def shutdown() -> None:
