@@ -1,7 +1,7 @@
 """Thin shim for ``python cli.py ...`` from a checkout: the ``tkit`` command lives in
-:mod:`autograder.cli` (the installed entry point is ``autograder.cli:main``)."""
+:mod:`autograder.cli` (the installed entry point is ``autograder.cli:entry``)."""
 
-from autograder.cli import COMMANDS, main  # noqa: F401  (re-exported for old imports)
+from autograder.cli import COMMANDS, entry, main  # noqa: F401  (re-exported for old imports)
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -5,7 +5,7 @@ run time (``templates/``, ``datasets/``, ``exercises/`` and, in the instructor k
 ``solutions/``) become package data under ``autograder/_kit/`` in a wheel or a non-editable
 ``pip install .``, where :mod:`autograder.paths` finds them with :mod:`importlib.resources`.
 Nothing is installed under a generic top-level name (the ``tkit`` entry point is
-``autograder.cli:main``; ``cli.py`` stays a shim in the source tree). The same file ships in
+``autograder.cli:entry``; ``cli.py`` stays a shim in the source tree). The same file ships in
 the student edition, which has no ``solutions/``: absent folders are skipped.
 """
 

@@ -144,7 +144,7 @@ def test_the_wheel_holds_one_package_with_its_data(kit_wheel):
                    *(f"autograder/_kit/datasets/mnist/{n}" for n in T10K)):
         assert member in names, member
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "tkit = autograder.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "tkit = autograder.cli:entry" in zipfile.ZipFile(wheel).read(entry).decode()
 
 
 def test_the_installed_wheel_checks_and_grades_the_sample_class(kit_wheel, tmp_path):
