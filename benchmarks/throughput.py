@@ -49,6 +49,8 @@ todo = [(p.name, p) for p in sorted(folder.iterdir())]
 stats = batch.grade_many(todo, out, workers=workers, on_result=lambda *a: None,
                          options=dict(names=names, seed=0, training=False))
 assert stats.errors == 0, stats
+from autograder.cli import leave
+leave(0)  # as the tkit console script ends (autograder.cli.entry): no torch teardown
 """
 
 
