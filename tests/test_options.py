@@ -115,3 +115,14 @@ def test_lang_is_honoured_for_the_whole_command(monkeypatch):
     from autograder import i18n
 
     assert i18n.language() == "en"   # the command's language ended with it
+
+
+@pytest.mark.parametrize("command", ["grade", "similarity"])
+def test_an_empty_class_dir_is_named_not_reported_as_missing(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "README.md").write_text("no submissions yet")
+    result = CliRunner().invoke(cli.main, [command, "--class-dir", "empty", "--out", "OUT"])
+    assert result.exit_code == 2, result.output
+    assert "--class-dir empty holds no submissions" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "OUT").exists()
