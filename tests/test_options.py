@@ -126,3 +126,16 @@ def test_an_empty_class_dir_is_named_not_reported_as_missing(command, tmp_path, 
     assert result.exit_code == 2, result.output
     assert "--class-dir empty holds no submissions" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "OUT").exists()
+
+
+@pytest.mark.parametrize("lang, text", [
+    ("en", "is not a folder, a .zip or a .ipynb file"),
+    ("ko", "폴더, .zip 또는 .ipynb 파일이 아닙니다"),
+])
+def test_a_submission_of_the_wrong_kind_is_named_in_the_chosen_language(lang, text, tmp_path):
+    notes = tmp_path / "results.json"
+    notes.write_text('{"score": 1}')
+    result = CliRunner().invoke(cli.main, ["check", "--path", str(notes), "--lang", lang])
+    assert result.exit_code == 1, result.output
+    assert text in result.output and "results.json" in result.output
+    assert "Traceback" not in result.output
