@@ -126,8 +126,9 @@ class Gradebook:
         self.conn = sqlite3.connect(str(self.path), timeout=30)
         self.conn.execute("PRAGMA foreign_keys = ON")
         try:
+            self._refuse_foreign_database()
             with self.conn:
-                self.conn.executescript(SCHEMA)
+                self.conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")   # all tables or none
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             version = self.get_meta("schema_version")
         except sqlite3.DatabaseError as exc:
@@ -136,6 +137,22 @@ class Gradebook:
         if version != SCHEMA_VERSION:
             self.conn.close()
             raise GradebookError(f"{self.path} has gradebook schema {version}, this kit writes {SCHEMA_VERSION}")
+
+    def _refuse_foreign_database(self) -> None:
+        """Raise :class:`GradebookError` before writing anything when the file is an SQLite
+        database with tables but no gradebook ``meta`` table holding a schema version (another
+        program's database: the kit must not add its tables to it). An empty database is fine."""
+        tables = {row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = None
+        if "meta" in tables:
+            try:
+                version = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            except sqlite3.DatabaseError:
+                pass
+        if tables and version is None:
+            self.conn.close()
+            raise GradebookError(f"{self.path} is not a gradebook (an SQLite database with "
+                                 f"{len(tables)} other table(s) and no gradebook schema version)")
 
     def __enter__(self) -> "Gradebook":
         return self

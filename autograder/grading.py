@@ -187,9 +187,10 @@ def prepared(path: Path, notes: list[str] | None = None):
             _check_code(Path(tmp))
             yield Path(tmp)
     elif not path.exists():
-        raise SubmissionFormatError(f"submission {path} does not exist")
+        raise SubmissionFormatError(_("submission {path} does not exist").format(path=shown(str(path))))
     else:
-        raise SubmissionFormatError(f"submission {path} is not a folder, a .zip or a .ipynb file")
+        raise SubmissionFormatError(_("submission {path} is not a folder, a .zip or a .ipynb file").format(
+            path=shown(str(path))))
 
 
 def _check_code(folder: Path) -> None:

@@ -119,6 +119,21 @@ def test_a_file_that_is_not_a_gradebook_is_refused(tmp_path):
     assert result.exit_code == 1 and "is not a gradebook" in result.output
 
 
+def test_another_programs_sqlite_database_is_refused_and_left_untouched(tmp_path):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE meta (name TEXT)")
+    for argv in (["gradebook", "export-csv", str(other), "--out", str(tmp_path / "g.csv")],
+                 ["gradebook", "merge", str(other), "--out", str(tmp_path / "m.sqlite")]):
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 1 and "is not a gradebook" in result.output, result.output
+    with sqlite3.connect(other) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"meta"} and not (tmp_path / "g.csv").exists()
+    with Gradebook(tmp_path / "empty.sqlite") as book:          # an empty file becomes a gradebook
+        assert book.get_meta("schema_version") == "1"
+
+
 def test_merge_refuses_shards_graded_with_different_seeds(tmp_path):
     for name, seed, student in (("a", "11", "alice"), ("b", "12", "bob")):
         with Gradebook(tmp_path / f"{name}.sqlite") as book:

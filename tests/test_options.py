@@ -115,3 +115,27 @@ def test_lang_is_honoured_for_the_whole_command(monkeypatch):
     from autograder import i18n
 
     assert i18n.language() == "en"   # the command's language ended with it
+
+
+@pytest.mark.parametrize("command", ["grade", "similarity"])
+def test_an_empty_class_dir_is_named_not_reported_as_missing(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "README.md").write_text("no submissions yet")
+    result = CliRunner().invoke(cli.main, [command, "--class-dir", "empty", "--out", "OUT"])
+    assert result.exit_code == 2, result.output
+    assert "--class-dir empty holds no submissions" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "OUT").exists()
+
+
+@pytest.mark.parametrize("lang, text", [
+    ("en", "is not a folder, a .zip or a .ipynb file"),
+    ("ko", "폴더, .zip 또는 .ipynb 파일이 아닙니다"),
+])
+def test_a_submission_of_the_wrong_kind_is_named_in_the_chosen_language(lang, text, tmp_path):
+    notes = tmp_path / "results.json"
+    notes.write_text('{"score": 1}')
+    result = CliRunner().invoke(cli.main, ["check", "--path", str(notes), "--lang", lang])
+    assert result.exit_code == 1, result.output
+    assert text in result.output and "results.json" in result.output
+    assert "Traceback" not in result.output

@@ -37,12 +37,15 @@ def submission_list(submissions, class_dir: Path | None, verb: str = "grade") ->
     similarity`` work on.
 
     Raises:
-        click.UsageError: nothing to ``verb``, or two entries with the same student id (the ids
+        click.UsageError: nothing to ``verb`` (an empty ``class_dir`` is named), or two entries with the same student id (the ids
             shown with control characters escaped: they are student-chosen).
     """
     todo = [(p.stem if p.is_file() else p.name, p) for p in submissions]
     if class_dir is not None:
         todo += class_entries(class_dir)
+    if not todo and class_dir is not None:
+        raise click.UsageError(f"--class-dir {shown(str(class_dir))} holds no submissions "
+                               "(a submission is a folder or a .zip)")
     if not todo:
         raise click.UsageError(f"give submissions to {verb} or --class-dir")
     ids = [sid for sid, _ in todo]
