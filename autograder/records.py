@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograder import gradebook, reports
 from autograder.results import Results, as_results, error_results
-from autograder.textfiles import write_text_atomic
+from autograder.textfiles import write_json_atomic, write_text_atomic
 from autograder.untrusted import report_href, submission_dir
 
 
@@ -59,11 +59,14 @@ class ClassRecords:
 
     def on_result(self, student_id: str, path: Path, results) -> Results:
         """Record one finished submission (its results.json dict or :class:`Results`, or the
-        exception that stopped its grading) and write its feedback; returns the results recorded."""
+        exception that stopped its grading) and write its feedback; returns the results recorded.
+        A submission that could not be graded gets its ``results.json`` here (the error, 0 points);
+        a graded one has it from the worker already."""
+        folder = self.student_folder(student_id)
         if isinstance(results, Exception):
             results = error_results(str(results), str(path))
+            write_json_atomic(folder / "results.json", results.to_gradescope())
         results = as_results(results)
-        folder = self.student_folder(student_id)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key)
         reports.write_feedback(results, folder, student=student_id, lang=self.lang)

@@ -1,6 +1,7 @@
 """The class roster of summary.html, the self-check report's title and tkit check's terminal
 output, on small hand-made results dicts (no grading run)."""
 
+import json
 import re
 from urllib.parse import unquote
 
@@ -80,6 +81,20 @@ def test_class_records_link_each_students_own_folder(tmp_path):
             assert tmp_path / href == records.student_folder(sid) / "feedback.html"
     finally:
         records.close()
+
+
+def test_a_submission_that_could_not_be_graded_gets_its_results_json(tmp_path):
+    records = ClassRecords(tmp_path, options={"names": None})
+    try:
+        bad = tmp_path / "bad.json"
+        bad.write_text("{}")
+        recorded = records.on_result("bad", bad, ValueError("bad.json is not a folder, a .zip or a .ipynb file"))
+    finally:
+        records.close()
+    written = json.loads((tmp_path / "submissions" / "bad" / "results.json").read_text(encoding="utf-8"))
+    assert written["score"] == 0 == recorded.score
+    assert "not a folder, a .zip or a .ipynb file" in json.dumps(written)
+    assert (tmp_path / "submissions" / "bad" / "feedback.html").is_file()
 
 
 def test_self_check_report_is_titled_for_the_student_without_hidden_wording():
