@@ -182,17 +182,12 @@ class GradingSession:
         self.seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
         self.options = options.replace(seed=self.seed)
         self.remote = RemoteImpl(submission, _limits(options))
-        self.results_path = options.results_path
-        self.lang = options.lang
-        self.time_limit = options.time_limit
         self.run = context.RunState(seed=self.seed)
         self.meta: dict[str, dict] = {}
         self.records: dict[str, TestResult] = {}
         self.partials: dict[str, PartialCredit] = {}
         self.attachments: dict[str, Attachments] = {}
         self.results: Results | None = None
-        self.error_log = options.error_log
-        self.pictures = options.pictures
         self._phase = "public"
         self._t0 = time.monotonic()
 
@@ -203,7 +198,7 @@ class GradingSession:
     # -- hooks -------------------------------------------------------------------
     def pytest_sessionstart(self, session):
         self._scope = contextlib.ExitStack()   # closed in pytest_sessionfinish
-        self._scope.enter_context(using(self.lang))
+        self._scope.enter_context(using(self.options.lang))
         # The parent's torch work (references, expected values, mutants) is on tiny tensors: one
         # intra-op thread, as in the child. With several, each op waits at a barrier for a thread
         # the other workers' processes keep off the cores (measured: 2.5-4x slower per student
@@ -226,10 +221,10 @@ class GradingSession:
                 raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
             self.meta[item.nodeid] = {"exercise": exercise, "points": float(points),
                                       "visibility": visibility,
-                                      "description": describe_test(item.obj, item.name, self.lang)}
+                                      "description": describe_test(item.obj, item.name, self.options.lang)}
         items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
-        self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), self.time_limit),
-                                self.time_limit)
+        time_limit = self.options.time_limit
+        self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
         if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
             self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run
 
@@ -268,15 +263,15 @@ class GradingSession:
     def pytest_sessionfinish(self, session, exitstatus):
         self.run.close()
         figures = None
-        if self.pictures and exitstatus != pytest.ExitCode.INTERRUPTED:
+        if self.options.pictures and exitstatus != pytest.ExitCode.INTERRUPTED:
             exercises_graded = {m["exercise"] for m in self.meta.values()}
             figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
         self.remote.close()
         self.results = scoring.build_results(self, self._t0)
         if figures is not None:
             pictures.add_to_results(self.results, *figures)
-        if self.results_path:
-            write_json_atomic(Path(self.results_path), self.results.to_gradescope())
+        if self.options.results_path:
+            write_json_atomic(Path(self.options.results_path), self.results.to_gradescope())
         if getattr(self, "_scope", None) is not None:
             self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))

@@ -7,7 +7,7 @@ a grader-side problem), and :func:`build_results` assembles the submission's res
 of the run (a note on tests whose exercise uses a failing component, per-exercise points, the
 not-graded summary). ``session`` is the plugin's session: ``meta`` (nodeid -> exercise, points,
 visibility, description), ``records``, ``partials``, ``attachments``, ``remote``, ``seed``,
-``submission``, ``error_log``, ``run`` (the run's :class:`autograder.context.RunState`).
+``submission``, ``options``, ``run`` (the run's :class:`autograder.context.RunState`).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def explain(session, excinfo, extra: dict, ctx) -> str:
         return not_graded.message()
     extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
     return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(session.submission),
-                                log_path=session.error_log)
+                                log_path=session.options.error_log)
 
 
 def with_printed(text: str, printed: str) -> str:
