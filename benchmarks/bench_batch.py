@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from autograder import batch  # noqa: E402
 from autograder.sandbox import ChildProcess, Limits  # noqa: E402
+import proctree  # noqa: E402  (benchmarks/, beside this script)
 
 
 def time_import_torch(runs: int) -> float:
@@ -81,24 +82,6 @@ def make_class(folder: Path, n: int, exercises: list[str],
     return todo
 
 
-def _tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, stack = [], [root]
-    while stack:
-        pid = stack.pop()
-        out.append(pid)
-        stack += children.get(pid, [])
-    return out
-
-
 def _memory(pid: int) -> tuple[int, int]:
     rss = pss = 0
     try:
@@ -126,7 +109,7 @@ class MemorySampler(threading.Thread):
     def run(self):
         while not self.stop.is_set():
             for worker in multiprocessing.active_children():
-                totals = [_memory(p) for p in _tree(worker.pid)]
+                totals = [_memory(p) for p in proctree.process_tree(worker.pid)]
                 rss, pss = sum(t[0] for t in totals), sum(t[1] for t in totals)
                 self.peak_rss[worker.pid] = max(self.peak_rss.get(worker.pid, 0), rss)
                 self.peak_pss[worker.pid] = max(self.peak_pss.get(worker.pid, 0), pss)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from autograder.untrusted import submission_dir
+from benchmarks.proctree import process_tree
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISE = "positional_encoding"
@@ -50,24 +51,6 @@ def _recorded(db: Path) -> dict[str, float]:
         return {}
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
 def _alive(pids: set[int]) -> set[int]:
     alive = set()
     for pid in pids:
@@ -89,7 +72,7 @@ def test_kill_9_mid_batch_then_resume_keeps_every_finished_student_once(tmp_path
     deadline = time.monotonic() + 240
     while len(_recorded(db)) < 2 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    family = _descendants(first.pid)
+    family = set(process_tree(first.pid)) - {first.pid}
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     kept = _recorded(db)
