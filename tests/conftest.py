@@ -40,6 +40,20 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.fixture
+def isolated_kit(tmp_path, monkeypatch):
+    """A kit root with only the data manifest (``TKIT_ROOT``; no ``TKIT_DATA_DIR``), so the default
+    folders hold no MNIST."""
+    import shutil
+
+    root = tmp_path / "kit"
+    (root / "datasets").mkdir(parents=True)
+    shutil.copyfile(REPO_ROOT / "datasets" / "manifest.json", root / "datasets" / "manifest.json")
+    monkeypatch.setenv("TKIT_ROOT", str(root))
+    monkeypatch.delenv("TKIT_DATA_DIR", raising=False)
+    return root
+
+
 @pytest.fixture(scope="session")
 def ref():
     """The reference modules as attributes: ``ref.masks``, ``ref.multi_head_attention``, ...

@@ -116,17 +116,12 @@ def test_grades_csv_keeps_numbers_and_names_the_exercises(results, tmp_path):
             float(row[name])
 
 
-def test_grade_refuses_a_class_without_mnist(tmp_path, monkeypatch):
+def test_grade_refuses_a_class_without_mnist(isolated_kit, tmp_path):
     from cli import main
 
-    root = tmp_path / "kit"
-    (root / "datasets").mkdir(parents=True)
-    shutil.copyfile(REPO / "datasets" / "manifest.json", root / "datasets" / "manifest.json")
-    monkeypatch.setenv("TKIT_ROOT", str(root))
-    monkeypatch.delenv("TKIT_DATA_DIR", raising=False)
     (tmp_path / "class" / "ann").mkdir(parents=True)
     run = CliRunner().invoke(main, ["grade", "--class-dir", str(tmp_path / "class"), "--out", str(tmp_path / "o")])
     assert run.exit_code == 1, run.output
     assert "MNIST is missing" in run.output and "tkit data mnist --download" in run.output
-    assert "--data-dir" in run.output and str(root / "datasets" / "mnist") in run.output
+    assert "--data-dir" in run.output and str(isolated_kit / "datasets" / "mnist") in run.output
     assert not (tmp_path / "o").exists()

@@ -28,17 +28,6 @@ DATA = Path(os.environ.get("TKIT_DATA_DIR") or REPO / "datasets" / "mnist")
 TEST_FILES = ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 
 
-@pytest.fixture
-def isolated_kit(tmp_path, monkeypatch):
-    """A kit root with only the manifest, so the default folders hold no MNIST."""
-    root = tmp_path / "kit"
-    (root / "datasets").mkdir(parents=True)
-    shutil.copyfile(REPO / "datasets" / "manifest.json", root / "datasets" / "manifest.json")
-    monkeypatch.setenv("TKIT_ROOT", str(root))
-    monkeypatch.delenv("TKIT_DATA_DIR", raising=False)
-    return root
-
-
 def copy_test_set(dest: Path, *, compressed: bool = True) -> dict[str, Path]:
     """Copy (or decompress) the shipped test-set files into ``dest``; returns name -> path."""
     dest.mkdir(parents=True, exist_ok=True)
