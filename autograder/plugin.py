@@ -49,7 +49,7 @@ import torch
 
 from autograder import context, exercises, pictures, scoring, timeshare
 from autograder.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
-from autograder.i18n import using
+from autograder.i18n import authored, using
 from autograder.options import GradingOptions, add_plugin_options
 from autograder.remote import RemoteImpl
 from autograder.results import VISIBILITY, Results, TestResult
@@ -135,19 +135,15 @@ def attach(request) -> Attachments:
     return attachments
 
 
-def describe_test(func, fallback: str, lang: str | None) -> str:
-    """A test's name in reports: the first line of its docstring, or, in Korean, the line
-    starting with ``ko:`` when there is one (English first line otherwise)."""
+def describe_test(func, fallback: str) -> str:
+    """A test's name in reports, in the current language (the run's, entered at session start):
+    the first line of its docstring, or, in Korean, the line starting with ``ko:`` when there is
+    one (English first line otherwise); ``fallback`` without a docstring."""
     lines = [line.strip() for line in (getattr(func, "__doc__", None) or "").strip().splitlines()]
     if not lines or not lines[0]:
         return fallback
-    from autograder.i18n import language
-
-    if (lang or language()) == "ko":
-        for line in lines[1:]:
-            if line.lower().startswith("ko:") and line[3:].strip():
-                return line[3:].strip()
-    return lines[0]
+    korean = [line[3:].strip() for line in lines[1:] if line.lower().startswith("ko:") and line[3:].strip()]
+    return authored(lines[0], korean[0] if korean else lines[0])
 
 
 def _limits(options: GradingOptions) -> Limits:
@@ -221,7 +217,7 @@ class GradingSession:
                 raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
             self.meta[item.nodeid] = {"exercise": exercise, "points": float(points),
                                       "visibility": visibility,
-                                      "description": describe_test(item.obj, item.name, self.options.lang)}
+                                      "description": describe_test(item.obj, item.name)}
         items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
         time_limit = self.options.time_limit
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
