@@ -153,7 +153,7 @@ def _start_pool(workers: int, tmp_root: str):
     from autograder.sandbox import zygote_parent
 
     shared = zygote_parent.start_shared(workers)
-    from autograder import grading  # noqa: F401  (torch and the kit, inherited by every worker)
+    preload()  # while the zygote imports torch too: inherited by every worker
 
     ctx = multiprocessing.get_context("fork")
     counter = ctx.Value("i", 0)
@@ -166,6 +166,15 @@ def _start_pool(workers: int, tmp_root: str):
     if shared is not None:
         shared.release_clients()
     return pool, shared
+
+
+def preload() -> None:
+    """Import what every grading run imports (pytest, torch, the plugin, the suite-author API and
+    the checks the suites use), so that the workers forked after it do not each import them again.
+    Nothing of a submission is read and no thread is started."""
+    from autograder import grading, plugin, testing  # noqa: F401  (plugin imports torch)
+    from autograder.suitelib import (formulas, inputs, mistaken, oracles, seq2seq,  # noqa: F401
+                                     weights)
 
 
 def _exit_with_parent(parent: int, every: float = 0.5) -> None:

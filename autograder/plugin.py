@@ -203,7 +203,6 @@ class GradingSession:
         torch.set_num_threads(PARENT_THREADS)
         self.run.start(self.remote)
         self._t0 = time.monotonic()
-        self.remote.start()
 
     @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
     def pytest_collection_modifyitems(self, session, config, items):
@@ -221,6 +220,10 @@ class GradingSession:
         items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
         time_limit = self.options.time_limit
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
+        # the zygote imports what optimizers need before forking this run's children only when a
+        # test trains (~1.3 s, once per zygote); then the first child starts, without waiting for it
+        self.remote.limits.preload_training = any(item.get_closest_marker("training") for item in items)
+        self.remote.start()
         if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
             self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run
 

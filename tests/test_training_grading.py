@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from autograder import catalog, mnist, variants
 from autograder.remote import RemoteImpl
+from autograder.sandbox import Limits
 from autograder.suitelib import draws, training
 from autograder.suitelib import transformer_training as tt
 
@@ -167,8 +168,9 @@ def test_the_transformer_schedule_warms_up_then_decays():
     assert [scheduled_lr(step, 10, 0.01, 0) for step in (0, 9)] == [0.01, 0.01]  # no warm-up: constant
 
 
-def test_a_zygote_child_starts_with_what_the_optimizers_import(tmp_path):
-    """``torch.optim`` imports ``torch._dynamo`` on first use (~1.8 s); the zygote imports it once
+def test_a_training_child_starts_with_what_the_optimizers_import(tmp_path):
+    """``torch.optim`` imports ``torch._dynamo`` on first use (~1.3 s); before forking a child whose
+    limits say it trains (``Limits.preload_training``), the zygote imports it once
     (``tasks.preload``), so a training child finds it loaded and makes an optimizer at once."""
     (tmp_path / "probe_mod.py").write_text(
         "import sys\n"
@@ -181,7 +183,7 @@ def test_a_zygote_child_starts_with_what_the_optimizers_import(tmp_path):
         "    w.sum().backward()\n"
         "    opt.step()\n"
         "    return w.detach().tolist()\n", encoding="utf-8")
-    impl = RemoteImpl(tmp_path)
+    impl = RemoteImpl(tmp_path, Limits(preload_training=True))
     try:
         assert impl.probe_mod.loaded() is True and impl.info["launcher"] == "zygote"
         assert impl.probe_mod.adam_steps() == pytest.approx([-0.1, -0.1, -0.1])
@@ -349,3 +351,23 @@ def test_a_hard_coded_reversal_scores_nothing_on_accuracy():
         impl.close()
     assert run.accuracy == 0.0 and not run.learned(small)
     assert "contract's parameter names" in run.note
+
+
+def test_the_zygote_imports_for_training_only_in_runs_that_train(tmp_path, monkeypatch):
+    """The plugin asks for ``Limits.preload_training`` exactly when a selected test is marked
+    ``training``: a run without training never makes the zygote import ``torch._dynamo``."""
+    from autograder import grading, paths
+    from autograder.sandbox import zygote_parent
+
+    asked = []
+    spawn = zygote_parent.Zygote.spawn
+    monkeypatch.setattr(zygote_parent.Zygote, "spawn",
+                        lambda self, spec, *a, **k: asked.append(spec["preload"]) or spawn(self, spec, *a, **k))
+    sub = tmp_path / "sub"
+    shutil.copytree(REPO / "exercises", sub, ignore=shutil.ignore_patterns("*.md", "__pycache__"))
+    results = grading.run_suites(sub, names=["masks"], seed=1)
+    assert results["tests"] and asked and not any(asked)
+    asked.clear()
+    results = grading.run_suites(sub, files=[paths.suites_dir() / "hidden" / "test_transformer__training.py"], seed=1)
+    assert len(results["tests"]) == 2 and results["score"] == 0  # a stub trains nothing
+    assert asked and all(asked)

@@ -34,10 +34,15 @@ def preload() -> None:
     are wrapped by ``torch._disable_dynamo``, which imports lazily): about 1.8 s, as much as
     ``import torch`` itself (torch 2.14, measured 2026-12-01), paid once per training child, so
     twice per graded submission (the AutoEncoder's and the Transformer's). The zygote calls this
-    once after importing torch, before it forks any child, so the children inherit the module
-    (about 160 MB more resident memory in the zygote, shared copy-on-write; no thread started).
+    before it forks the first training child (``Limits.preload_training``), so every training child
+    inherits the module (about 160 MB more resident memory in the zygote, shared copy-on-write; no
+    thread started); a batch without training never pays it. A failure is left to the child, which
+    then imports it itself.
     """
-    import torch._dynamo  # noqa: F401
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # the zygote must keep serving; the child's own import will say what is wrong
+        pass
 
 
 @task

@@ -2,8 +2,8 @@
 
 Started by :mod:`autograder.sandbox.zygote_parent` (the parent side) as ``python -I -c <bootstrap>`` with a
 copy of this package and a scrubbed environment; it never imports the kit itself, so its
-memory (which every child inherits) holds torch (with ``torch._dynamo``, see ``tasks.preload``),
-safetensors and this package only: no
+memory (which every child inherits) holds torch (and, once a training child was asked for,
+``torch._dynamo``: see ``tasks.preload``), safetensors and this package only: no
 reference solution, no test, no result.
 
 Protocol on each ``SOCK_SEQPACKET`` socket given in ``argv`` (one per client: one zygote may
@@ -55,7 +55,6 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     import safetensors.torch  # noqa: F401
 
-    tasks.preload()  # what every optimizer would import in each child
     for sock in socks:
         sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
     serve(socks)
@@ -90,6 +89,10 @@ def _serve_one(sock: socket.socket, socks: list[socket.socket]) -> bool:
         _close(fds)
         sock.send(json.dumps({"error": f"bad request: {exc}"}).encode())
         return True
+    if spec.get("preload"):
+        # what every optimizer would import in each training child, imported here once (on the
+        # first training child), not at start: a batch without training never pays it (~1.3 s)
+        tasks.preload()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()

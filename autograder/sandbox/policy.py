@@ -32,6 +32,7 @@ class Limits:
     open_files: int = 256             # RLIMIT_NOFILE
     nproc: int = 64                   # RLIMIT_NPROC: processes and threads (a private uid's, when root)
     work_bytes: int = 256 * 1024**2   # size of the writable tmpfs (zygote launcher with namespaces)
+    preload_training: bool = False    # a training child: the zygote imports what optimizers need first (tasks.preload)
 
     def child_view(self) -> dict:
         """The limits the child applies to itself."""

@@ -237,7 +237,7 @@ class ForkedChild:
                  out_w: int):
         spec = {"submission": str(submission), "work": str(work), "root": str(scratch / "root"),
                 "limits": limits.child_view(), "work_bytes": limits.work_bytes, "hidden": hidden_paths(),
-                "uid_base": UID_BASE, "env": clean_env(scratch)}
+                "uid_base": UID_BASE, "env": clean_env(scratch), "preload": bool(limits.preload_training)}
         os.chmod(scratch, 0o711)  # without a mount namespace the child's uid must reach work/
         self.status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.pidfd: int | None = None
