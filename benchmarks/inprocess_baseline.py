@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from autograder import grading, plugin, variants  # noqa: E402
+from autograder.sandbox import Limits  # noqa: E402
 
 
 class InProcessImpl(variants.LocalImpl):
@@ -30,6 +31,7 @@ class InProcessImpl(variants.LocalImpl):
         super().__init__(variants.load_modules(variants.read_sources(submission), submission, label)._modules,
                          label)
         self.submission, self.info, self.test_output, self.exercise = submission, {}, "", None
+        self.limits = limits or Limits()  # the plugin sets limits.preload_training on it
 
     def start(self) -> None:
         pass
@@ -58,7 +60,11 @@ def main() -> None:
     folder, names = Path(sys.argv[1]), sys.argv[2:]
     plugin.RemoteImpl = InProcessImpl  # the plugin builds its student from this name
     results = grading.run_suites(folder, names=names, seed=0, training=False)
-    print(f"score {results['score']}/{sum(t['max_score'] for t in results['tests'])}")
+    total = sum(t["max_score"] for t in results["tests"])
+    print(f"score {results['score']}/{total}")
+    if results["score"] < total:  # a baseline that fails its tests measures nothing (it stops early)
+        failed = [t["name"] for t in results["tests"] if t["score"] < t["max_score"]]
+        sys.exit(f"in-process baseline lost points on a correct submission: {failed[:5]}")
 
 
 if __name__ == "__main__":
