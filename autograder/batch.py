@@ -17,6 +17,7 @@ class for one job of a scheduler array (Slurm, a Kubernetes indexed Job).
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import shutil
@@ -154,6 +155,7 @@ def _start_pool(workers: int, tmp_root: str):
 
     shared = zygote_parent.start_shared(workers)
     preload()  # while the zygote imports torch too: inherited by every worker
+    gc.freeze()  # what is loaded now lives for the batch: no collection scans it again (nor copies its pages)
 
     ctx = multiprocessing.get_context("fork")
     counter = ctx.Value("i", 0)

@@ -24,7 +24,7 @@ import math
 import re
 from typing import Any, Callable, Iterator
 
-from autograder import diagnosis, exercises, hybrid, matching
+from autograder import diagnosis, exercises, hybrid, matching, memo
 from autograder import variants as kit_variants  # not the ``variants`` argument of check()
 from autograder.comparison import PLAIN_TENSOR_TYPES, Mismatch, compare, describe_type, distance  # noqa: F401
 from autograder.context import TestContext, current  # noqa: F401
@@ -102,14 +102,27 @@ def _test_seed() -> int:
     return ctx.seed if ctx is not None else 0
 
 
+def seeded_run(run: Callable, impl) -> Any:
+    """``run(impl)`` for a trusted implementation (the reference, a mutant), with torch's CPU
+    generator seeded with the running test's seed: the output every student's test compares
+    with. Computed once per process for the same ``run`` content, seed and implementation
+    (:func:`autograder.memo.cached`: the inputs in ``run``'s closure are part of the key)."""
+    seed = _test_seed()
+
+    def compute():
+        with cpu_seeded(seed):
+            return run(impl)
+
+    return memo.cached(compute, "seeded_run", run, seed, impl)
+
+
 def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     """Of the first ``MAX_CANDIDATES`` mutants of ``candidates``, the one whose output matches
     ``got`` most closely (the first on ties), or None."""
     best, best_dist = None, math.inf
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            with cpu_seeded(_test_seed()):
-                out = run(mutant.impl())
+            out = seeded_run(run, mutant.impl())
             compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
         except Exception:
             continue
@@ -135,10 +148,7 @@ def check(run: Callable, student, expected: Any = None, *, what: str, reference=
     of_reference = hybrid.NOT_GIVEN  # the kit's reference output, for the mistake search
     if expected is None:
         kit_reference = reference is None
-        if kit_reference:
-            reference = kit_variants.reference()
-        with cpu_seeded(_test_seed()):
-            expected = run(reference)
+        expected = seeded_run(run, kit_variants.reference() if kit_reference else reference)
         if kit_reference:
             of_reference = expected
     elif callable(expected):

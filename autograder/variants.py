@@ -14,6 +14,7 @@ code never does (it runs in the child, see :mod:`autograder.sandbox`).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.util
 import sys
@@ -62,9 +63,19 @@ class LocalImpl:
     implementation in messages ("reference", a mutant id).
     """
 
-    def __init__(self, modules: dict[str, ModuleType], label: str):
+    def __init__(self, modules: dict[str, ModuleType], label: str, content_key: bytes | None = None):
         self._modules = modules
         self.label = label
+        self.content_key = content_key  # a digest of the sources, set by load_modules
+
+    def tkit_memo_key(self):
+        """What :mod:`autograder.memo` keys this implementation by: the digest of its sources
+        (:func:`load_modules` sets it); None (never cached) for modules loaded otherwise."""
+        if self.content_key is None:
+            from autograder.memo import Unmemoizable
+
+            raise Unmemoizable(f"{self.label} has no content key")
+        return self.content_key
 
     def __getattr__(self, name: str) -> ModuleType:
         try:
@@ -101,7 +112,11 @@ def load_modules(sources: dict[str, str], origin: Path, label: str) -> LocalImpl
             for name in sources:
                 sys.modules.pop(name, None)
             sys.modules.update(saved)
-    return LocalImpl(loaded, label)
+    digest = hashlib.blake2b(digest_size=20)
+    for name in sorted(sources):
+        digest.update(f"{len(name)}:{name}:{len(sources[name])}:".encode())
+        digest.update(sources[name].encode("utf-8", "surrogatepass"))
+    return LocalImpl(loaded, label, digest.digest())
 
 
 def read_sources(folder: Path) -> dict[str, str]:

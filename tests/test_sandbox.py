@@ -143,6 +143,47 @@ def test_children_start_in_a_fraction_of_an_import_torch(tmp_path):
     assert time.perf_counter() - t0 < 2.0  # `import torch` alone takes 3-5 s on these machines
 
 
+def _anon_huge_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next((int(line.split()[1]) for line in f if line.startswith("AnonHugePages:")), 0)
+
+
+def test_the_zygote_moves_to_huge_pages_after_a_few_children_and_children_still_work(tmp_path):
+    """After HUGE_PAGES_AFTER children the zygote collapses its memory into huge pages between
+    requests (cheaper forks, issue 16); every child before, during and after that works."""
+    from autograder.child import hugepages, zygote_child
+
+    (tmp_path / "m.py").write_text("import torch\ndef f(x):\n    return torch.nn.functional.softmax(x, -1)\n")
+    import torch
+
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    for _ in range(zygote_child.HUGE_PAGES_AFTER + 4):
+        impl = RemoteImpl(tmp_path, Limits())
+        out = impl.m.f(x)
+        impl.close()
+        assert out.allclose(x.softmax(-1))
+    if not hugepages.available():
+        pytest.skip("this kernel offers no transparent huge pages")
+    zygote = zygote_parent.get()
+    deadline = time.monotonic() + 30
+    while _anon_huge_kb(zygote.proc.pid) == 0 and time.monotonic() < deadline:
+        sandbox.ChildProcess(tmp_path, Limits()).close()  # requests between the collapse steps
+        time.sleep(0.2)
+    assert _anon_huge_kb(zygote.proc.pid) > 0
+
+
+def test_huge_page_pieces_cover_the_aligned_large_regions_exactly():
+    from autograder.child import hugepages
+
+    spans = hugepages.regions()
+    assert spans, "a process with torch imported has large anonymous regions"
+    for lo, hi in spans:
+        assert lo % hugepages.HUGE == 0 and hi % hugepages.HUGE == 0 and hi - lo >= hugepages.MIN_REGION
+    pieces = list(hugepages.chunks([(0, 40 << 20), (64 << 20, 72 << 20)], step=16 << 20))
+    assert pieces == [(0, 16 << 20), (16 << 20, 16 << 20), (32 << 20, 8 << 20), (64 << 20, 8 << 20)]
+    assert hugepages.collapse_step(iter(())) is False
+
+
 def test_the_spawn_launcher_degrades_loudly(tmp_path, monkeypatch):
     monkeypatch.setenv("TKIT_SANDBOX", "spawn")
     assert sandbox.launcher() == "spawn"

@@ -5,12 +5,14 @@ import pytest
 import torch
 
 from autograder.i18n import _
+from autograder import memo
 from autograder.suitelib import inputs, oracles, weights
 from autograder.testing import check
 
 pytestmark = pytest.mark.exercise("decoder")
 
 
+@memo.once  # the same draws for every student of a run: built once per process
 def _setup(rng, norm_first, batch=None, tgt_len=None):
     dims = inputs.layer_dims(rng)
     b, t, s = batch or dims["B"], tgt_len or dims["T"], dims["S"]

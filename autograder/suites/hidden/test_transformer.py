@@ -6,6 +6,7 @@ loaded into both). The training test is test_transformer__training.py."""
 import pytest
 import torch
 
+from autograder import memo
 from autograder.suitelib import inputs, oracles, seq2seq, weights
 from autograder.testing import check
 
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.exercise("transformer")
 PAD, BOS = 0, 1
 
 
+@memo.once  # the same draws for every student of a run: built once per process
 def _setup(reference, rng):
     dims = inputs.distinct_dims(rng, {"B": (2, 4), "S": (5, 9), "T": (3, 8), "H": (2, 3), "hd": (2, 6),
                                       "ff": (10, 20), "V": (11, 17), "W": (18, 23)})
@@ -60,6 +62,13 @@ def test_random_dimensions(student, reference, rng):
           valid=(src_valid, tgt_valid, tgt_valid))
 
 
+@memo.once
+def _eos_for(reference, hyper, state, src, never, steps):
+    """An end token the reference's greedy decoding reaches at different steps in different rows."""
+    free = _loaded(reference, hyper, state).greedy_decode(src, BOS, never, steps)
+    return seq2seq.choose_eos(free, exclude=(PAD, BOS, never))
+
+
 @pytest.mark.points(1)
 def test_greedy_decode(student, reference, rng):
     """greedy_decode matches the reference when rows end at different steps, and on a batch of one
@@ -71,8 +80,7 @@ def test_greedy_decode(student, reference, rng):
     src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
     src = inputs.padded_token_ids(rng, src_lengths, s, dims["W"], PAD)
     steps = hyper["max_len"]  # decoding may run up to the positional encoding's limit
-    free = _loaded(reference, hyper, state).greedy_decode(src, BOS, never, steps)
-    eos = seq2seq.choose_eos(free, exclude=(PAD, BOS, never))
+    eos = _eos_for(reference, hyper, state, src, never, steps)
 
     def run(impl):
         m = _loaded(impl, hyper, state)
