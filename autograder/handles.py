@@ -22,7 +22,8 @@ class RemoteObject:
         object.__setattr__(self, "_id", record["id"])
         object.__setattr__(self, "_gen", gen)
         object.__setattr__(self, "tkit_type", str(record.get("type", "?")))
-        object.__setattr__(self, "tkit_mro", [str(m) for m in record.get("mro", [])][:12])
+        mro = record.get("mro")
+        object.__setattr__(self, "tkit_mro", [str(m) for m in mro[:12]] if isinstance(mro, list) else [])
         object.__setattr__(self, "tkit_label", label)
         object.__setattr__(self, "tkit_ck", str(record.get("ck", "")))  # key of its callable names
 

@@ -117,6 +117,7 @@ class RemoteImpl:
         self._seed: int | None = None
         self._ready = False
         self._calls: dict[str, frozenset] = {}  # callable names per class/module key, this child (make_ref)
+        self._types: dict[str, tuple] = {}  # (type, mro) per class/module key, this child
         self._pending_reset: tuple | None = None  # (exercise,) of a reset sent, reply not read yet
         self.test_output = ""  # what the child printed since the last reset() (bounded)
 
@@ -132,7 +133,7 @@ class RemoteImpl:
             self._child = spare or ChildProcess(self.submission, self.limits)
             self._gen += 1
             self._ready = False
-            self._calls = {}
+            self._calls, self._types = {}, {}
 
     def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
         """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.timeshare`):
@@ -156,18 +157,18 @@ class RemoteImpl:
 
     def _time_left(self) -> float | None:
         """Seconds the next request may take (None: no bound); SubmissionError when none are left."""
-        lefts = []
+        lefts = []  # (seconds left, whose limit: None for the whole submission's deadline)
         if self.deadline is not None:
-            lefts.append((self.deadline - time.monotonic(), _("the time limit for the whole submission was reached")))
+            lefts.append((self.deadline - time.monotonic(), None))
         if self.exercise in self.budgets:
-            share = self.budgets[self.exercise]
-            lefts.append((share - self.spent.get(self.exercise, 0.0),
-                          timeshare.limit_text(self.exercise, share, self._time_limit)))
+            lefts.append((self.budgets[self.exercise] - self.spent.get(self.exercise, 0.0), self.exercise))
         if not lefts:
             return None
-        left, text = min(lefts, key=lambda pair: pair[0])
-        if left <= 0:
-            raise SubmissionError("time_limit", text)
+        left, whose = min(lefts, key=lambda pair: pair[0])
+        if left <= 0:  # the sentence is built only here: every request asks, few are refused
+            raise SubmissionError("time_limit", _("the time limit for the whole submission was reached")
+                                  if whose is None else timeshare.limit_text(whose, self.budgets[whose],
+                                                                             self._time_limit))
         return left
 
     def _charge(self, since: float, exercise=_RUNNING) -> None:
@@ -374,10 +375,17 @@ class RemoteImpl:
         return self._calls.get(obj.tkit_ck, frozenset()) if obj._gen == self._gen else frozenset()
 
     def _make_remote(self, rec: dict, gen: int, what: str) -> RemoteObject:
-        """A handle for a ref record; its ``calls`` (sent once per class) are kept."""
-        calls = rec.get("calls")
-        if isinstance(calls, list) and gen == self._gen:
-            self._calls[str(rec.get("ck"))] = frozenset(n for n in calls[:wire.MAX_ITEMS] if isinstance(n, str))
+        """A handle for a ref record; what the first record of a class gives (``calls``, ``type``,
+        ``mro``: sent once per class and child) is kept by its key ``ck`` and filled in for later ones."""
+        ck = str(rec.get("ck"))
+        if gen == self._gen:
+            calls = rec.get("calls")
+            if isinstance(calls, list):
+                self._calls[ck] = frozenset(n for n in calls[:wire.MAX_ITEMS] if isinstance(n, str))
+            if "type" in rec:
+                self._types[ck] = (rec.get("type"), rec.get("mro"))
+            elif ck in self._types:
+                rec["type"], rec["mro"] = self._types[ck]
         return RemoteObject(self, rec, gen, self._label_for(rec, what))
 
     def _encode_ref(self, value) -> dict:

@@ -55,16 +55,19 @@ class Server:
 
     # -- values ---------------------------------------------------------------
     def make_ref(self, obj) -> dict:
+        """The ref record of ``obj`` (kept in :attr:`refs`): its id and class key ``ck``; the first
+        record of each class (or module) also gives its ``type``, ``mro`` and callable names,
+        which the parent keeps by ``ck``."""
         ref_id = next(self.next_id)
         self.refs[ref_id] = obj
         kind = type(obj)
-        mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))]
-        rec = {"t": "ref", "id": ref_id, "type": mro[0], "mro": mro[:12], "callable": callable(obj)}
-        key = f"module {obj.__name__}" if isinstance(obj, types.ModuleType) else mro[0]
-        rec["ck"] = key
+        name = f"{kind.__module__}.{kind.__qualname__}"
+        key = f"module {obj.__name__}" if isinstance(obj, types.ModuleType) else name
+        rec = {"t": "ref", "id": ref_id, "ck": key, "callable": callable(obj)}
         if key not in self.described:  # once per class (or module) and child: see callable_names
             self.described.add(key)
-            rec["calls"] = callable_names(obj)
+            mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))]
+            rec.update(type=name, mro=mro[:12], calls=callable_names(obj))
         return rec
 
     def decode(self, value, tensors):
@@ -216,8 +219,9 @@ def seed_everything(seed: int) -> None:
 
     random.seed(seed)
     torch.default_generator.manual_seed(int(seed))
-    if torch.cuda.is_initialized():
-        torch.cuda.manual_seed_all(int(seed))
+    cuda = sys.modules.get("torch.cuda")  # not torch.cuda: in the child that attribute imports it again
+    if cuda is not None and cuda.is_initialized():
+        cuda.manual_seed_all(int(seed))
     np = sys.modules.get("numpy")
     if np is not None:
         np.random.seed(seed % (2**32))

@@ -13,7 +13,8 @@ tuple / list              ``{"t": "tuple"|"list", "v": [...]}``
 dict                      ``{"t": "dict", "v": [[key, value], ...]}``
 torch.Tensor              ``{"t": "tensor", "k": key into the blob, ...}``
 torch.dtype / device      ``{"t": "dtype"|"device", "v": "float32"|"cpu"}``
-anything else             ``{"t": "ref", "id": n, "type": ..., "mro": [...]}``
+anything else             ``{"t": "ref", "id": n, "ck": class key, ...}`` (``type``, ``mro`` and
+                          ``calls`` in the first ref of each class a child sends)
 ========================  ==============================================
 
 Tensors travel through safetensors, a format that holds raw bytes, dtypes and
@@ -80,7 +81,15 @@ def save_tensors(tensors: dict) -> bytes:
         return save(tensors)
     header, chunks, offset = {}, [], 0
     for (name, tensor), dtype in zip(tensors.items(), dtypes):
-        raw = tensor.detach().contiguous().reshape(-1).view(torch_uint8()).numpy().tobytes()
+        tensor = tensor.detach()
+        if tensor.device.type != "cpu":
+            tensor = tensor.cpu()
+        if tensor.is_neg() or tensor.is_conj():  # lazily negated views: their values, materialised
+            tensor = tensor.resolve_neg().resolve_conj()
+        if dtype == "BF16":  # numpy has no bfloat16: its bytes through a uint8 view
+            raw = tensor.contiguous().reshape(-1).view(torch_uint8()).numpy().tobytes()
+        else:
+            raw = tensor.numpy().tobytes()  # C order, whatever the strides
         header[name] = {"dtype": dtype, "shape": list(tensor.shape), "data_offsets": [offset, offset + len(raw)]}
         chunks.append(raw)
         offset += len(raw)
@@ -198,20 +207,21 @@ class Encoder:
         import torch
 
         key = f"t{len(self.tensors)}"
-        info = {
-            "t": "tensor",
-            "k": key,
-            "cls": f"{type(value).__module__}.{type(value).__qualname__}",
-            "param": isinstance(value, torch.nn.Parameter),
-            "rg": bool(value.requires_grad),
-            "dev": str(value.device),
-        }
+        info = {"t": "tensor", "k": key}  # the flags only where they differ from a plain CPU tensor
+        kind = type(value)
+        if kind is not torch.Tensor:
+            info["cls"] = f"{kind.__module__}.{kind.__qualname__}"
+            info["param"] = isinstance(value, torch.nn.Parameter)
+        if value.requires_grad:
+            info["rg"] = True
+        if value.device.type != "cpu":
+            info["dev"] = str(value.device)
         plain = value.detach()
         if type(plain) is not torch.Tensor:
             plain = plain.as_subclass(torch.Tensor)
         if plain.is_complex() or plain.is_sparse or plain.layout != torch.strided:
             raise EncodeError(f"cannot send a tensor of dtype {plain.dtype} / layout {plain.layout}")
-        self.tensors[key] = plain.to("cpu").contiguous().clone()
+        self.tensors[key] = plain  # its bytes are copied out when the message is packed (save_tensors)
         return info
 
 
@@ -277,7 +287,9 @@ def _decode(value: Any, tensors: dict, make_proxy: Callable[[dict], Any] | None,
         if not isinstance(key, str) or key not in tensors:
             raise WireError(f"tensor {key!r} missing from payload")
         t = tensors[key]
-        t.tkit_sent = {k: value.get(k) for k in ("cls", "param", "rg", "dev")}
+        # what the sender said; a plain CPU tensor's record leaves its flags out (one shared dict)
+        t.tkit_sent = {**_PLAIN_FLAGS, **{k: value[k] for k in _TENSOR_FLAGS if k in value}} \
+            if len(value) > 2 else _PLAIN_FLAGS
         return t
     if tag == "dtype":
         import torch
@@ -299,8 +311,14 @@ def _decode(value: Any, tensors: dict, make_proxy: Callable[[dict], Any] | None,
     raise WireError(f"unknown tag {tag!r}")
 
 
+_TENSOR_FLAGS = ("cls", "param", "rg", "dev")
+_PLAIN_FLAGS = {"cls": "torch.Tensor", "param": False, "rg": False, "dev": "cpu"}  # what a record leaves out
+
+
 def tensor_info(t) -> dict:
-    """What the sender said about a decoded tensor: ``cls``, ``param``, ``rg`` (requires_grad), ``dev``.
+    """What the sender said about a decoded tensor: ``cls``, ``param``, ``rg`` (requires_grad),
+    ``dev`` (a record sends only those that differ from a plain CPU tensor's); ``{}`` for a tensor
+    that did not come through :func:`decode`. Read-only.
 
     The sender may lie; use this for messages and structure checks, never for scores alone.
     """
