@@ -121,9 +121,11 @@ def _init_worker(tmp_root: str, shared=None, counter=None) -> None:
     zygote: a socket of the batch's ``shared`` zygote (the ``counter``-th worker takes socket
     ``counter``), else one of its own started now (a spawned worker, or one that replaced a dead
     worker)."""
+    from autograder import suite_runner
     from autograder.sandbox import zygote_parent  # here: a worker's first act is starting its zygote
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    suite_runner.keep_warm()  # one pytest session (configured and collected once) for all its submissions
     _exit_with_parent(os.getppid())
     tempfile.tempdir = tempfile.mkdtemp(prefix=f"w{os.getpid()}-", dir=tmp_root)
     index = None

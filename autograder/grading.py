@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import shutil
 import tempfile
 import zipfile
@@ -21,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from autograder import exercises, limits, notebooks, paths
+from autograder import exercises, limits, notebooks, paths, suite_runner
 from autograder.i18n import _, using
 from autograder.options import GradingOptions
 from autograder.results import Results
@@ -57,22 +56,6 @@ def suite_files(visibility=("public", "hidden"), names=None) -> list[Path]:
     return files
 
 
-@contextlib.contextmanager
-def _clean_pytest_env():
-    saved = {k: os.environ.get(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
-    os.environ.pop("PYTEST_ADDOPTS", None)
-    os.environ.pop("PYTEST_PLUGINS", None)
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def run_suites(submission: Path, options: GradingOptions | None = None, **changes) -> dict:
     """Run the suites on a prepared submission folder; returns the results.json dict
     (:func:`grade_folder`'s results, :meth:`~autograder.results.Results.to_gradescope`)."""
@@ -104,20 +87,12 @@ def grade_folder(submission: Path, options: GradingOptions | None = None, **chan
     files = list(options.files) if options.files is not None else suite_files(options.visibility, options.names)
     if not files:
         raise ValueError("no test suites selected")
-    suites = paths.suites_dir()
-    inside = all(suites in f.resolve().parents for f in files)
-    rootdir = str(suites) if inside else os.path.commonpath([str(f.resolve().parent) for f in files])
-    args = [str(f) for f in files] + [
-        "-c", str(paths.suites_dir() / "pytest.ini"), "--rootdir", rootdir,
-        "-p", "autograder.plugin", "--noconftest", "-p", "no:cacheprovider", "-p", "no:stepwise", "-p", "no:logging",
-        "-p", "no:unraisableexception",  # its gc.collect() costs ~0.3 s; no student code runs here
-        "--submission", str(submission), "-q", "--tb=no", "-W", "ignore",
-    ] + options.plugin_args()
-    if not options.training:
-        args += ["-m", "not training"]
+    if suite_runner.warm_enabled() and not options.verbose:  # a batch worker: one session for all
+        return suite_runner.grade_warm(Path(submission), options, files)
+    args = suite_runner.pytest_args(options, files) + ["--submission", str(submission)] + suite_runner.OUTPUT_ARGS
     grabber = _ResultGrabber()
     sink = io.StringIO()
-    with _clean_pytest_env():
+    with suite_runner.clean_pytest_env():
         if options.verbose:
             code = pytest.main(args, plugins=[grabber])
         else:

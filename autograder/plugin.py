@@ -162,6 +162,30 @@ def _marker_arg(item, name):
     return marker.args[0] if marker is not None and marker.args else None
 
 
+def item_meta(item) -> dict:
+    """A graded test's ``exercise``, ``points``, ``visibility`` and ``description`` (its name in
+    the current language), from its markers and suite folder.
+
+    Raises:
+        pytest.UsageError: the test lacks an ``exercise()`` or ``points()`` marker, or its
+            visibility is neither public nor hidden.
+    """
+    exercise = _marker_arg(item, "exercise")
+    points = _marker_arg(item, "points")
+    if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)):
+        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers")
+    visibility = _marker_arg(item, "visibility") or Path(str(item.path)).parent.name
+    if visibility not in VISIBILITY:
+        raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
+    return {"exercise": exercise, "points": float(points), "visibility": visibility,
+            "description": describe_test(item.obj, item.name)}
+
+
+def public_first(items: list, meta: dict) -> None:
+    """Sort ``items`` in place: the public tests first, each group in its collected order."""
+    items.sort(key=lambda item: meta[item.nodeid]["visibility"] != "public")
+
+
 class GradingSession:
     """Collects one submission's results while pytest runs the suites, as ``options`` ask
     (:class:`autograder.options.GradingOptions`; a fresh seed when it has none).
@@ -191,9 +215,11 @@ class GradingSession:
         digest = hashlib.sha256(f"{self.seed}:{nodeid}".encode()).digest()
         return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
-    # -- hooks -------------------------------------------------------------------
-    def pytest_sessionstart(self, session):
-        self._scope = contextlib.ExitStack()   # closed in pytest_sessionfinish
+    # -- the run's steps: the hooks below call them, and so does autograder.suite_runner, which
+    # -- grades many submissions in one pytest session (collected once) ------------------------
+    def open(self) -> None:
+        """Start the run: its language, one torch thread in this process, its hybrid children."""
+        self._scope = contextlib.ExitStack()   # closed in finish()
         self._scope.enter_context(using(self.options.lang))
         # The parent's torch work (references, expected values, mutants) is on tiny tensors: one
         # intra-op thread, as in the child. With several, each op waits at a barrier for a thread
@@ -204,20 +230,13 @@ class GradingSession:
         self.run.start(self.remote)
         self._t0 = time.monotonic()
 
-    @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
-    def pytest_collection_modifyitems(self, session, config, items):
-        for item in items:
-            exercise = _marker_arg(item, "exercise")
-            points = _marker_arg(item, "points")
-            if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)):
-                raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers")
-            visibility = _marker_arg(item, "visibility") or Path(str(item.path)).parent.name
-            if visibility not in VISIBILITY:
-                raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
-            self.meta[item.nodeid] = {"exercise": exercise, "points": float(points),
-                                      "visibility": visibility,
-                                      "description": describe_test(item.obj, item.name)}
-        items.sort(key=lambda item: self.meta[item.nodeid]["visibility"] != "public")  # stable: public first
+    def describe(self, items) -> None:
+        """Read each graded test's markers into :attr:`meta` (pytest.UsageError when one lacks them)."""
+        self.meta = {item.nodeid: item_meta(item) for item in items}
+
+    def prepare(self, items) -> None:
+        """The run's tests are ``items`` (described, public ones first): share out the time limit,
+        start the first child (and the hidden tests' spare)."""
         time_limit = self.options.time_limit
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
         # the zygote imports what optimizers need before forking this run's children only when a
@@ -226,6 +245,44 @@ class GradingSession:
         self.remote.start()
         if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
             self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run
+
+    def finish(self, interrupted: bool = False) -> None:
+        """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
+        results built (:attr:`results`) and written to ``options.results_path`` if set."""
+        self.run.close()
+        figures = None
+        if self.options.pictures and not interrupted:
+            exercises_graded = {m["exercise"] for m in self.meta.values()}
+            figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
+        self.remote.close()
+        self.results = scoring.build_results(self, self._t0)
+        if figures is not None:
+            pictures.add_to_results(self.results, *figures)
+        if self.options.results_path:
+            write_json_atomic(Path(self.options.results_path), self.results.to_gradescope())
+        if getattr(self, "_scope", None) is not None:
+            self._scope.close()
+        torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    def abort(self) -> None:
+        """After a failure of the grader itself: stop the run's children, leave its language."""
+        for step in (self.run.close, self.remote.close):
+            with contextlib.suppress(Exception):
+                step()
+        if getattr(self, "_scope", None) is not None:
+            with contextlib.suppress(Exception):
+                self._scope.close()
+        torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    # -- hooks -------------------------------------------------------------------
+    def pytest_sessionstart(self, session):
+        self.open()
+
+    @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
+    def pytest_collection_modifyitems(self, session, config, items):
+        self.describe(items)
+        public_first(items, self.meta)
+        self.prepare(items)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -260,17 +317,4 @@ class GradingSession:
             self.records[item.nodeid] = scoring.record_test(self, item, call, report, item.stash[TEST_KEY])
 
     def pytest_sessionfinish(self, session, exitstatus):
-        self.run.close()
-        figures = None
-        if self.options.pictures and exitstatus != pytest.ExitCode.INTERRUPTED:
-            exercises_graded = {m["exercise"] for m in self.meta.values()}
-            figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
-        self.remote.close()
-        self.results = scoring.build_results(self, self._t0)
-        if figures is not None:
-            pictures.add_to_results(self.results, *figures)
-        if self.options.results_path:
-            write_json_atomic(Path(self.options.results_path), self.results.to_gradescope())
-        if getattr(self, "_scope", None) is not None:
-            self._scope.close()
-        torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+        self.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)

@@ -195,3 +195,55 @@ def test_grades_and_named_mistakes_are_the_same_with_and_without_the_cache(fresh
     named = {t.get("extra_data", {}).get("mistake") for t in second["tests"]}
     assert {"pe_sin_cos_swapped", "mask_padding_inverted"} <= named
     assert 0 < second["score"] < sum(t["max_score"] for t in second["tests"])
+
+
+# -- autograder.suite_runner: one pytest session for many submissions -------------------------
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_class"
+
+
+def test_a_kept_session_grades_each_submission_as_a_session_of_its_own():
+    """alice (correct), chen (two mistakes), bob (stubs), then alice again, through one runner:
+    every result as grading each alone gives, in the same order, nothing carried over."""
+    from autograder import grading, suite_runner
+    from autograder.options import GradingOptions
+
+    options = GradingOptions(names=("masks", "attention", "encoder"), seed=3, training=False)
+    files = grading.suite_files(options.visibility, options.names)
+    runner = suite_runner.SuiteRunner(options, files)
+    try:
+        for name in ("alice", "chen", "bob", "alice"):
+            warm = runner.grade(SAMPLE / name, options).to_gradescope()
+            alone = grading.run_suites(SAMPLE / name, options)
+            assert _outcomes(warm) == _outcomes(alone), name
+        assert runner.alive
+    finally:
+        runner.close()
+    assert not runner.alive
+
+
+def test_keep_warm_routes_grade_folder_through_one_runner_per_collection(monkeypatch):
+    from autograder import grading, suite_runner
+
+    monkeypatch.setattr(suite_runner, "_WARM", {"enabled": False, "runner": None})
+    suite_runner.keep_warm()
+    try:
+        first = grading.run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
+        runner = suite_runner._WARM["runner"]
+        again = grading.run_suites(SAMPLE / "chen", names=["masks"], seed=1, training=False)
+        assert suite_runner._WARM["runner"] is runner            # the same session
+        grading.run_suites(SAMPLE / "alice", names=["attention"], seed=1, training=False)
+        assert suite_runner._WARM["runner"] is not runner and not runner.alive  # other suites: a new one
+        assert first["score"] == sum(t["max_score"] for t in first["tests"]) and again["score"] < first["score"]
+    finally:
+        suite_runner.keep_warm(False)
+    assert suite_runner._WARM["runner"] is None
+
+
+def test_a_suite_that_does_not_import_is_reported_not_graded(tmp_path):
+    from autograder import suite_runner
+    from autograder.options import GradingOptions
+
+    broken = tmp_path / "test_broken.py"
+    broken.write_text("import pytest\npytestmark = pytest.mark.exercise('masks')\ndef test_x(:\n    pass\n")
+    with pytest.raises(RuntimeError, match="test_broken.py"):
+        suite_runner.SuiteRunner(GradingOptions(files=(broken,), seed=1), [broken])
