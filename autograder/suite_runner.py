@@ -148,6 +148,11 @@ class _Loop:
         self.runner = runner
         self.collected: list = []  # the tests in collection order (the results list them so)
 
+    def pytest_configure(self, config):
+        # what --tb=no gives a run of its own (pytest's terminal plugin, which defines that option,
+        # is off here): a failing test's report without the source of every frame of its traceback
+        config.option.tbstyle = "no"
+
     def pytest_collectreport(self, report):
         if report.failed:
             self.runner.collect_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
