@@ -55,6 +55,11 @@ class Unmemoizable(Exception):
     """A value that has no content fingerprint (the computation then runs uncached)."""
 
 
+class Digest(bytes):
+    """A :func:`fingerprint` computed once and used as a part of several keys (the mistake search
+    keys every mutant's output by the same test and inputs): hashed as its bytes."""
+
+
 class _Cache:
     def __init__(self):
         self.entries: OrderedDict[bytes, tuple[Any, tuple, int]] = OrderedDict()
@@ -124,7 +129,10 @@ class _Hasher:
         if self.items > MAX_ITEMS or depth > MAX_DEPTH:
             raise Unmemoizable("too large or too deep")
         kind = type(v)
-        if v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
+        if kind is Digest:
+            self.tag("digest")
+            self.h.update(v)
+        elif v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
             self.tag(kind.__name__)
             self.tag(repr(v))
         elif isinstance(v, torch.Tensor):
@@ -228,6 +236,17 @@ def _global_names(code: types.CodeType) -> frozenset[str]:
 def _torch_settings() -> tuple:
     return (str(torch.get_default_dtype()), torch.is_grad_enabled(), torch.get_num_threads(),
             torch.are_deterministic_algorithms_enabled())
+
+
+def digest(*parts: Any) -> Digest | None:
+    """:func:`fingerprint` of ``parts`` as a :class:`Digest` to key several computations by, or
+    None when a part has no fingerprint (or the cache is off)."""
+    if not enabled():
+        return None
+    try:
+        return Digest(fingerprint(*parts))
+    except Unmemoizable:
+        return None
 
 
 def fingerprint(*parts: Any) -> bytes:

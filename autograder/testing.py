@@ -102,27 +102,41 @@ def _test_seed() -> int:
     return ctx.seed if ctx is not None else 0
 
 
-def seeded_run(run: Callable, impl) -> Any:
+_KEY_NOT_GIVEN = object()
+
+
+def seeded_run(run: Callable, impl, run_key=_KEY_NOT_GIVEN) -> Any:
     """``run(impl)`` for a trusted implementation (the reference, a mutant), with torch's CPU
     generator seeded with the running test's seed: the output every student's test compares
     with. Computed once per process for the same ``run`` content, seed and implementation
-    (:func:`autograder.memo.cached`: the inputs in ``run``'s closure are part of the key)."""
+    (:func:`autograder.memo.cached`: the inputs in ``run``'s closure are part of the key).
+    ``run_key``: :func:`run_digest` of ``run`` (None: not cached), when the caller runs it on
+    many implementations."""
     seed = _test_seed()
 
     def compute():
         with cpu_seeded(seed):
             return run(impl)
 
-    return memo.cached(compute, "seeded_run", run, seed, impl)
+    if run_key is _KEY_NOT_GIVEN:
+        return memo.cached(compute, "seeded_run", run, seed, impl)
+    return compute() if run_key is None else memo.cached(compute, run_key, impl)
+
+
+def run_digest(run: Callable) -> "memo.Digest | None":
+    """The key part :func:`seeded_run` computes for ``run`` under the running test's seed, once
+    (None: ``run`` is not cached); fingerprinting a test's inputs costs more than a small run."""
+    return memo.digest("seeded_run", run, _test_seed())
 
 
 def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     """Of the first ``MAX_CANDIDATES`` mutants of ``candidates``, the one whose output matches
     ``got`` most closely (the first on ties), or None."""
     best, best_dist = None, math.inf
+    run_key = run_digest(run)
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            out = seeded_run(run, mutant.impl())
+            out = seeded_run(run, mutant.impl(), run_key)
             compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
         except Exception:
             continue

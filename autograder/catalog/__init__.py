@@ -62,10 +62,7 @@ class Mutant:
         """The patched source of ``solutions/<target>.py`` (or of ``text``, a source of that
         module already patched by other mutants); CatalogError if a patch misses."""
         if text is None:
-            folder = paths.solutions_dir()
-            if folder is None:
-                raise CatalogError("no solutions/ in this edition")
-            text = (folder / f"{self.target}.py").read_text(encoding="utf-8")
+            text = _solution_source(self.target)
         for old, new in self.replace:
             count = text.count(old)
             if count != 1:
@@ -80,6 +77,16 @@ class Mutant:
     def hint(self) -> str:
         """The hint in the current language (:func:`autograder.i18n.authored`)."""
         return authored(self.hint_en, self.hint_ko)
+
+
+@lru_cache(maxsize=64)
+def _solution_source(module: str) -> str:
+    """``solutions/<module>.py``, read once per process (the mistake search patches it for every
+    candidate: hundreds of reads for a student wrong in a composite)."""
+    folder = paths.solutions_dir()
+    if folder is None:
+        raise CatalogError("no solutions/ in this edition")
+    return (folder / f"{module}.py").read_text(encoding="utf-8")
 
 
 def combined_impl(mutants):
