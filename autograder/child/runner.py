@@ -297,9 +297,10 @@ def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) ->
     sys.path.insert(0, submission)
     sys.dont_write_bytecode = True
     server = Server(submission, info)
+    inbox = bytearray()
     while True:
         try:
-            req, tensors = wire.read_message(in_fd)
+            req, tensors = wire.read_message(in_fd, inbox)
         except EOFError:
             os._exit(0)
         if req.get("op") == "exit":

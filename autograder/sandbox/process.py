@@ -153,6 +153,7 @@ class ChildProcess:
         self._next_id = 0
         self._awaiting: int | None = None  # the id of a request sent whose reply is not read yet
         self._out = OutputBuffer()         # the output of the request in flight
+        self._inbox = bytearray()          # bytes read from the reply pipe, not yet a whole reply
         self.last_output = ""
         self.dead: ChildDied | None = None
         self._timeout = self.limits.call_timeout
@@ -236,10 +237,14 @@ class ChildProcess:
         out = self._out
 
         def read():
-            json_len, blob_len = wire.FRAME.unpack(self._read(wire.FRAME.size, deadline, out))
+            self._fill(wire.FRAME.size, deadline, out)
+            json_len, blob_len = wire.FRAME.unpack_from(self._inbox)
             wire.check_frame(json_len, blob_len)
-            body = self._read(json_len, deadline, out)
-            blob = self._read(blob_len, deadline, out)
+            end = wire.FRAME.size + json_len + blob_len
+            self._fill(end, deadline, out)
+            body = bytes(self._inbox[wire.FRAME.size:wire.FRAME.size + json_len])
+            blob = bytes(self._inbox[wire.FRAME.size + json_len:end])
+            del self._inbox[:end]
             self._drain(out)
             return wire.unpack(body, blob)
 
@@ -274,6 +279,10 @@ class ChildProcess:
         child's output meanwhile. A child that stops reading (and sleeps, so no CPU limit fires)
         fills the pipe: :class:`ChildDied` (``timed_out``) when the deadline passes."""
         view = memoryview(data)
+        try:  # a request is usually small and the pipe empty: written at once, no select
+            view = view[os.write(self._req_w, view[: 1 << 16]):]
+        except BlockingIOError:
+            pass
         while view:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -288,9 +297,11 @@ class ChildProcess:
                 except BlockingIOError:
                     continue
 
-    def _read(self, n: int, deadline: float, out: OutputBuffer) -> bytes:
-        chunks, got = [], 0
-        while got < n:
+    def _fill(self, n: int, deadline: float, out: OutputBuffer) -> None:
+        """Read from the reply pipe until :attr:`_inbox` holds ``n`` bytes (a reply's frame is read
+        in as few reads as it arrives in), draining the child's output meanwhile."""
+        inbox = self._inbox
+        while len(inbox) < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ChildDied(f"timed out after {self._timeout:g} s", timed_out=True)
@@ -298,12 +309,10 @@ class ChildProcess:
             if self._out_fd in ready:
                 self._drain(out)
             if self._resp_r in ready:
-                chunk = os.read(self._resp_r, min(n - got, 1 << 20))
+                chunk = os.read(self._resp_r, min(max(n - len(inbox), 1 << 16), 1 << 20))
                 if not chunk:
                     raise ChildDied(self._exit_reason())
-                chunks.append(chunk)
-                got += len(chunk)
-        return b"".join(chunks)
+                inbox += chunk
 
     def _outputs(self) -> list[int]:
         """The output pipe while it is open (at its end it would wake every select at once)."""
