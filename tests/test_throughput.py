@@ -266,3 +266,27 @@ def test_compare_passes_and_fails_as_before_on_nan_inf_and_masked_values():
     for got, expected, valid, why in failing:
         with pytest.raises(Mismatch, match=why):
             compare(torch.tensor(got), torch.tensor(expected), what="x", valid=valid)
+
+
+@pytest.mark.parametrize("kind,num_layers,norm_first", [("encoder", None, False), ("decoder", None, True),
+                                                        ("encoder", 2, True), ("decoder", 2, False)])
+def test_an_oracle_case_is_the_oracle_drawn_and_run_directly(fresh_memo, kind, num_layers, norm_first):
+    from autograder.suitelib import oracles, weights
+
+    def direct(rng):
+        module = (oracles.torch_layer(kind, 8, 2, 12, norm_first=norm_first, rng=rng) if num_layers is None
+                  else oracles.torch_stack(kind, num_layers, 8, 2, 12, norm_first=norm_first, rng=rng))
+        return module, torch.randn(2, 3, 8, generator=rng)
+
+    args = (torch.randn(2, 3, 8),) + ((torch.randn(2, 4, 8),) if kind == "decoder" else ())
+    module, after = direct(torch.Generator().manual_seed(5))
+    expected = oracles.run(module, *args)
+    for _ in range(2):  # a miss, then a hit
+        rng = torch.Generator().manual_seed(5)
+        oracle = oracles.case(kind, 8, 2, 12, args, norm_first=norm_first, rng=rng, num_layers=num_layers)
+        assert torch.equal(oracle.expected, expected)
+        assert torch.equal(torch.randn(2, 3, 8, generator=rng), after)   # the draws left where they were
+        assert weights.kit_state(module).keys() == oracle.state.keys()
+        assert all(torch.equal(weights.kit_state(module)[k], v) for k, v in oracle.state.items())
+        assert torch.equal(oracles.run(oracle.module(), *args), expected)  # rebuilt for a variant
+    assert memo.stats()["hits"] >= 1

@@ -230,13 +230,14 @@ def embedding(weight: torch.Tensor, token_ids: torch.Tensor) -> Variants:
     }
 
 
-def flipped_norm(kind: str, module: torch.nn.Module, norm_first: bool, *args, **kwargs) -> Variants:
+def flipped_norm(kind: str, module, norm_first: bool, *args, **kwargs) -> Variants:
     """The Pre-LN/Post-LN mix-up of a PyTorch oracle (``nn.TransformerEncoderLayer``/``DecoderLayer``
-    or a stack of them): the same weights run with the other ``norm_first``, called with ``args``
+    or a stack of them; or a function building it, such as :attr:`oracles.Case.module`, called only
+    when the variant is): the same weights run with the other ``norm_first``, called with ``args``
     and ``kwargs``. ``kind`` is ``"encoder"`` or ``"decoder"``; the stack's final norm stays as the
     kit's rule puts it (a student whose layers ignore ``norm_first`` still builds it from ``norm_first``)."""
     def run():
-        other = copy.deepcopy(module)
+        other = copy.deepcopy(module) if isinstance(module, torch.nn.Module) else module()
         for sub in other.modules():
             if hasattr(sub, "norm_first"):
                 sub.norm_first = not norm_first

@@ -14,8 +14,14 @@ Everything here is trusted parent-side code; it never imports a submission.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import torch
 from torch import nn
+
+from autograder import memo
+from autograder.suitelib import weights
 
 LAYER_CLASSES = {"encoder": nn.TransformerEncoderLayer, "decoder": nn.TransformerDecoderLayer}
 STACK_CLASSES = {"encoder": nn.TransformerEncoder, "decoder": nn.TransformerDecoder}
@@ -67,6 +73,7 @@ def torch_mha(state: dict[str, torch.Tensor], d_model: int, num_heads: int, *, p
     return mha.eval()
 
 
+@memo.once  # a function of its arguments: computed once per process for the same contents
 def mha_forward(state, d_model: int, num_heads: int, query, key, value, *, key_padding_mask=None,
                 attn_mask=None, average_attn_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """PyTorch's ``(output, weights)`` for a kit ``MultiHeadAttention`` state dict and these inputs
@@ -106,3 +113,58 @@ def torch_stack(kind: str, num_layers: int, d_model: int, num_heads: int, d_ff: 
     stack.layers = nn.ModuleList(layers)
     stack.num_layers = num_layers
     return randomize_(stack, rng).eval()
+
+
+@dataclass
+class Case:
+    """What a test needs of a randomised PyTorch layer or stack run on its inputs (:func:`case`):
+    ``state``, its weights under the kit's names (:func:`autograder.suitelib.weights.kit_state`);
+    ``expected``, its output (:func:`run`); ``module()``, the PyTorch module itself, built again
+    from its weights (for a mistake's output, computed only when a test fails)."""
+
+    state: dict
+    expected: Any
+    module: Callable[[], nn.Module]
+
+
+def case(kind: str, d_model: int, num_heads: int, d_ff: int, args: tuple, kwargs: dict | None = None, *,
+         norm_first: bool, rng: torch.Generator, dropout: float = 0.0, num_layers: int | None = None) -> Case:
+    """A randomised ``torch_layer`` (``num_layers`` None) or ``torch_stack`` of ``num_layers`` drawn
+    from ``rng`` (the same draws), run on ``args``/``kwargs``: a :class:`Case`. Computed once per
+    process for the same arguments and generator state (:func:`autograder.memo.once`); ``rng`` is
+    left where the draws leave it either way."""
+    state, torch_state, expected = _case(kind, d_model, num_heads, d_ff, tuple(args), dict(kwargs or {}),
+                                         norm_first=norm_first, rng=rng, dropout=dropout, num_layers=num_layers)
+
+    def module() -> nn.Module:
+        built = _unrandomised(kind, d_model, num_heads, d_ff, norm_first=norm_first, dropout=dropout,
+                              num_layers=num_layers)
+        built.load_state_dict(torch_state)
+        return built.eval()
+
+    return Case(state, expected, module)
+
+
+@memo.once
+def _case(kind, d_model, num_heads, d_ff, args, kwargs, *, norm_first, rng, dropout, num_layers):
+    if num_layers is None:
+        oracle = torch_layer(kind, d_model, num_heads, d_ff, norm_first=norm_first, rng=rng, dropout=dropout)
+    else:
+        oracle = torch_stack(kind, num_layers, d_model, num_heads, d_ff, norm_first=norm_first, rng=rng)
+    own = {k: v.detach().clone() for k, v in oracle.state_dict().items()}
+    return weights.kit_state(oracle), own, run(oracle, *args, **kwargs)
+
+
+def _unrandomised(kind, d_model, num_heads, d_ff, *, norm_first, dropout, num_layers) -> nn.Module:
+    """The module :func:`_case` draws, with PyTorch's initial weights (they are loaded over)."""
+    def layer(p):
+        return LAYER_CLASSES[kind](d_model, num_heads, dim_feedforward=d_ff, dropout=p, activation="relu",
+                                   batch_first=True, norm_first=norm_first)
+
+    if num_layers is None:
+        return layer(dropout)
+    extra = {"enable_nested_tensor": False} if kind == "encoder" else {}
+    stack = STACK_CLASSES[kind](layer(0.0), 0, norm=nn.LayerNorm(d_model) if norm_first else None, **extra)
+    stack.layers = nn.ModuleList(layer(0.0) for _ in range(num_layers))
+    stack.num_layers = num_layers
+    return stack

@@ -41,12 +41,11 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     """DecoderLayer with a causal tgt_mask gives nn.TransformerDecoderLayer's numbers (same weights)
     ko: 인과 tgt_mask를 준 DecoderLayer가 같은 가중치의 nn.TransformerDecoderLayer와 같은 값을 냅니다"""
     gen, x, memory, _, _ = _inputs(seed)
-    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=norm_first, rng=gen)
     causal = inputs.causal_mask(T)
-    expected = oracles.run(torch_layer, x, memory, tgt_mask=causal)
-    check(_layer_run(weights.kit_state(torch_layer), x, memory, norm_first, tgt_mask=causal), student,
-          expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
-          variants=mistaken.flipped_norm("decoder", torch_layer, norm_first, x, memory, tgt_mask=causal))
+    oracle = oracles.case("decoder", D, H, FF, (x, memory), dict(tgt_mask=causal), norm_first=norm_first, rng=gen)
+    check(_layer_run(oracle.state, x, memory, norm_first, tgt_mask=causal), student,
+          oracle.expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
+          variants=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, tgt_mask=causal))
 
 
 @pytest.mark.points(0.5)
@@ -74,10 +73,9 @@ def test_layer_with_all_masks(student, seed):
     """DecoderLayer with causal, target-padding and memory-padding masks gives PyTorch's numbers
     ko: 인과, 타깃 패딩, memory 패딩 마스크를 모두 준 DecoderLayer가 PyTorch와 같은 값을 냅니다"""
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
-    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen)
     masks = dict(tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
-    expected = oracles.run(torch_layer, x, memory, **masks)
-    check(_layer_run(weights.kit_state(torch_layer), x, memory, False, **masks), student, expected,
+    oracle = oracles.case("decoder", D, H, FF, (x, memory), masks, norm_first=False, rng=gen)
+    check(_layer_run(oracle.state, x, memory, False, **masks), student, oracle.expected,
           what="DecoderLayer(...)(x, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask)",
           valid=inputs.valid_positions(tgt_pad))
 
@@ -87,9 +85,8 @@ def test_no_mask_unless_given(student, seed):
     """With tgt_mask=None the layer applies no causal mask (as PyTorch): same numbers as unmasked PyTorch
     ko: tgt_mask=None이면 인과 마스크를 적용하지 않습니다 (PyTorch와 같음)"""
     gen, x, memory, _, _ = _inputs(seed)
-    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen)
-    expected = oracles.run(torch_layer, x, memory)
-    check(_layer_run(weights.kit_state(torch_layer), x, memory, False), student, expected,
+    oracle = oracles.case("decoder", D, H, FF, (x, memory), norm_first=False, rng=gen)
+    check(_layer_run(oracle.state, x, memory, False), student, oracle.expected,
           what="DecoderLayer(...)(x, memory) without masks")
 
 
@@ -99,10 +96,9 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     """Decoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerDecoder's numbers
     ko: Decoder (2층, Pre-LN 일 때만 마지막 LayerNorm)가 nn.TransformerDecoder와 같은 값을 냅니다"""
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
-    stack = oracles.torch_stack("decoder", 2, D, H, FF, norm_first=norm_first, rng=gen)
     masks = dict(tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
-    expected = oracles.run(stack, x, memory, **masks)
-    state = weights.kit_state(stack)
+    oracle = oracles.case("decoder", D, H, FF, (x, memory), masks, norm_first=norm_first, rng=gen, num_layers=2)
+    expected, state = oracle.expected, oracle.state
 
     def run(impl):
         m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
@@ -112,7 +108,7 @@ def test_stack_matches_pytorch(student, seed, norm_first):
 
     check(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
           valid=inputs.valid_positions(tgt_pad),
-          variants=mistaken.flipped_norm("decoder", stack, norm_first, x, memory, **masks))
+          variants=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, **masks))
 
 
 @pytest.mark.points(0.5)
@@ -154,7 +150,6 @@ def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes DecoderLayer deterministic and equal to PyTorch's eval output
     ko: dropout=0.5 라도 eval() 에서는 DecoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, memory, _, _ = _inputs(seed)
-    torch_layer = oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen, dropout=0.5)
-    expected = oracles.run(torch_layer, x, memory)
-    check(_layer_run(weights.kit_state(torch_layer), x, memory, False, dropout=0.5, calls=2), student,
-          (expected, expected), what="DecoderLayer(dropout=0.5).eval()(x, memory), called twice")
+    oracle = oracles.case("decoder", D, H, FF, (x, memory), norm_first=False, rng=gen, dropout=0.5)
+    check(_layer_run(oracle.state, x, memory, False, dropout=0.5, calls=2), student,
+          (oracle.expected, oracle.expected), what="DecoderLayer(dropout=0.5).eval()(x, memory), called twice")

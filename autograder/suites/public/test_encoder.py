@@ -38,12 +38,11 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     """EncoderLayer gives nn.TransformerEncoderLayer's numbers (same weights, padding mask)
     ko: EncoderLayer가 같은 가중치의 nn.TransformerEncoderLayer와 같은 값을 냅니다 (패딩 마스크 포함)"""
     gen, x, kpm = _inputs(seed)
-    torch_layer = oracles.torch_layer("encoder", D, H, FF, norm_first=norm_first, rng=gen)
-    expected = oracles.run(torch_layer, x, src_key_padding_mask=kpm)
-    check(_layer_run(weights.kit_state(torch_layer), x, kpm, norm_first), student, expected,
+    oracle = oracles.case("encoder", D, H, FF, (x,), dict(src_key_padding_mask=kpm), norm_first=norm_first, rng=gen)
+    check(_layer_run(oracle.state, x, kpm, norm_first), student, oracle.expected,
           what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
           valid=inputs.valid_positions(kpm),
-          variants=mistaken.flipped_norm("encoder", torch_layer, norm_first, x, src_key_padding_mask=kpm))
+          variants=mistaken.flipped_norm("encoder", oracle.module, norm_first, x, src_key_padding_mask=kpm))
 
 
 @pytest.mark.points(1)
@@ -52,9 +51,9 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     """Encoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerEncoder's numbers
     ko: Encoder (2층, Pre-LN 일 때만 마지막 LayerNorm)가 nn.TransformerEncoder와 같은 값을 냅니다"""
     gen, x, kpm = _inputs(seed)
-    stack = oracles.torch_stack("encoder", 2, D, H, FF, norm_first=norm_first, rng=gen)
-    expected = oracles.run(stack, x, src_key_padding_mask=kpm)
-    state = weights.kit_state(stack)
+    oracle = oracles.case("encoder", D, H, FF, (x,), dict(src_key_padding_mask=kpm), norm_first=norm_first, rng=gen,
+                          num_layers=2)
+    expected, state = oracle.expected, oracle.state
 
     def run(impl):
         m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
@@ -64,7 +63,7 @@ def test_stack_matches_pytorch(student, seed, norm_first):
 
     check(run, student, expected, what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
           valid=inputs.valid_positions(kpm),
-          variants=mistaken.flipped_norm("encoder", stack, norm_first, x, src_key_padding_mask=kpm))
+          variants=mistaken.flipped_norm("encoder", oracle.module, norm_first, x, src_key_padding_mask=kpm))
     if not norm_first:
         norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
         compare(norm, None, what="Encoder(..., norm_first=False).norm")
@@ -107,9 +106,8 @@ def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes EncoderLayer deterministic and equal to PyTorch's eval output
     ko: dropout=0.5 라도 eval() 에서는 EncoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, _ = _inputs(seed)
-    torch_layer = oracles.torch_layer("encoder", D, H, FF, norm_first=False, rng=gen, dropout=0.5)
-    expected = oracles.run(torch_layer, x)
-    state = weights.kit_state(torch_layer)
+    oracle = oracles.case("encoder", D, H, FF, (x,), norm_first=False, rng=gen, dropout=0.5)
+    expected, state = oracle.expected, oracle.state
 
     def run(impl):
         m = impl.encoder.EncoderLayer(D, H, FF, dropout=0.5)
