@@ -121,13 +121,17 @@ NINE = ["embedding", "positional_encoding", "masks", "attention", "multi_head_at
 
 def profile_mode(n: int, exercises: list[str], kind: str = "correct") -> None:
     """``--profile``: the table of :mod:`grading_profile` for ``n`` submissions of ``kind``
-    (see :func:`make_class`)."""
+    (see :func:`make_class`), in this process with a pytest session each (cProfile sees only this
+    thread, and a batch worker's kept session runs in a thread of its own: its saving, the
+    configuration and collection, is the "collection" row here); the cache of trusted
+    computations is warm after the first submission (its counts are printed)."""
     import grading_profile
-    from autograder import grading
+    from autograder import grading, memo
 
     with tempfile.TemporaryDirectory(prefix="tkit-profile-") as tmp:
         (sub,) = make_class(Path(tmp) / "class", 1, exercises, (kind,))
         grading_profile.profile(lambda: grading.run_suites(sub[1], names=exercises, seed=0, training=False), n)
+    print(f"cache of trusted computations (autograder.memo): {memo.stats()}")
 
 
 def main() -> None:
