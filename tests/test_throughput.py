@@ -290,3 +290,29 @@ def test_an_oracle_case_is_the_oracle_drawn_and_run_directly(fresh_memo, kind, n
         assert all(torch.equal(weights.kit_state(module)[k], v) for k, v in oracle.state.items())
         assert torch.equal(oracles.run(oracle.module(), *args), expected)  # rebuilt for a variant
     assert memo.stats()["hits"] >= 1
+
+
+def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypatch):
+    """An exception of the grader's own code while a kept session grades one submission is that
+    submission's error; the session ends and the next submission is graded by a fresh one."""
+    from autograder import grading, plugin, suite_runner
+
+    monkeypatch.setattr(suite_runner, "_WARM", {"enabled": False, "runner": None})
+    real_prepare, calls = plugin.GradingSession.prepare, []
+
+    def prepare_failing_once(self, items):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a grader bug")
+        return real_prepare(self, items)
+
+    monkeypatch.setattr(plugin.GradingSession, "prepare", prepare_failing_once)
+    suite_runner.keep_warm()
+    try:
+        with pytest.raises(RuntimeError, match="a grader bug"):
+            grading.run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
+        assert suite_runner._WARM["runner"] is None
+        after = grading.run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
+        assert after["score"] == sum(t["max_score"] for t in after["tests"])
+    finally:
+        suite_runner.keep_warm(False)
