@@ -33,6 +33,21 @@ def test_seed_everything_seeds_numpy_when_imported():
     assert (np.random.rand(3) == expected).all()
 
 
+
+def test_a_child_starts_with_what_its_seeding_needs_already_imported(tmp_path):
+    """numpy.random (a lazy submodule of numpy 2, seeded before every test) comes from the
+    zygote, not from an import in each child's first test."""
+    from autograder.remote import RemoteImpl
+    from autograder.sandbox import Limits
+
+    (tmp_path / "probe.py").write_text("import sys\nLOADED = sorted(m for m in ('numpy', 'numpy.random', 'torch') "
+                                       "if m in sys.modules)\n")
+    impl = RemoteImpl(tmp_path, Limits(call_timeout=20))
+    try:
+        assert impl.probe.LOADED == ["numpy", "numpy.random", "torch"]
+    finally:
+        impl.close()
+
 # -- autograder.memo: keyed by content, copies out, generators replayed ------------------------
 import pytest  # noqa: E402
 

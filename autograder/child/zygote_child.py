@@ -3,7 +3,8 @@
 Started by :mod:`autograder.sandbox.zygote_parent` (the parent side) as ``python -I -c <bootstrap>`` with a
 copy of this package and a scrubbed environment; it never imports the kit itself, so its
 memory (which every child inherits) holds torch (and, once a training child was asked for,
-``torch._dynamo``: see ``tasks.preload``), safetensors and this package only: no
+``torch._dynamo``: see ``tasks.preload``), safetensors, ``numpy.random`` (see
+:func:`.runner.import_trusted`) and this package only: no
 reference solution, no test, no result.
 
 Protocol on each ``SOCK_SEQPACKET`` socket given in ``argv`` (one per client: one zygote may
@@ -51,10 +52,8 @@ def main(argv: list[str]) -> None:
 
     Each socket is one client (a grading process): the zygote greets each, then serves them all."""
     socks = [socket.socket(fileno=int(fd)) for fd in argv]
+    runner.import_trusted()
     import torch
-
-    torch.set_num_threads(1)
-    import safetensors.torch  # noqa: F401
 
     gc.freeze()  # torch's objects are never collected: a child's full collection neither scans nor copies them
     for sock in socks:
