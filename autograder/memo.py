@@ -111,6 +111,9 @@ def stats() -> dict:
 
 
 # -- fingerprints -----------------------------------------------------------------------------
+_LENGTH = struct.Struct("<I")
+
+
 class _Hasher:
     """Feeds a canonical, tagged serialisation of a value into a BLAKE2b digest."""
 
@@ -121,8 +124,7 @@ class _Hasher:
 
     def tag(self, text: str) -> None:
         data = text.encode("utf-8", "surrogatepass")
-        self.h.update(struct.pack("<I", len(data)))
-        self.h.update(data)
+        self.h.update(_LENGTH.pack(len(data)) + data)  # one update: the same bytes as two
 
     def value(self, v: Any, depth: int = 0) -> None:
         self.items += 1

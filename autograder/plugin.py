@@ -91,10 +91,22 @@ def _session(request) -> "GradingSession":
         pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
 
 
+def _running() -> context.TestContext:
+    """The running graded test's context (see :func:`_session` for a run without a submission).
+
+    The fixtures every test uses read it instead of asking for pytest's ``request``: each
+    fixture that does builds a ``request`` fixture definition of its own, signature and all,
+    for every test (~1 % of a correct submission's grading, issue 16)."""
+    ctx = context.current(required=False)
+    if ctx is None or ctx.run.student is None:
+        pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+    return ctx
+
+
 @pytest.fixture
-def student(request):
+def student():
     """The submission under test (runs in a child process)."""
-    return _session(request).remote
+    return _running().run.student
 
 
 @pytest.fixture
@@ -106,9 +118,9 @@ def reference():
 
 
 @pytest.fixture
-def seed(request) -> int:
+def seed() -> int:
     """This test's seed: the run's seed mixed with the test's id."""
-    return _session(request).test_seed(request.node.nodeid)
+    return _running().seed
 
 
 @pytest.fixture

@@ -331,3 +331,37 @@ def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypat
         assert after["score"] == sum(t["max_score"] for t in after["tests"])
     finally:
         suite_runner.keep_warm(False)
+
+
+def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
+    """student and seed read the running test's context, not pytest's request (issue 16): run
+    without --submission, a suite's tests still stop at the kit's own explanation."""
+    import subprocess
+    import sys
+
+    from autograder import paths
+
+    suites = paths.suites_dir()
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(suites / "public" / "test_masks.py"), "-c",
+                           str(suites / "pytest.ini"), "--rootdir", str(suites), "-p", "autograder.plugin",
+                           "-p", "no:cacheprovider", "-q", "-x"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "these tests grade a submission: run them with --submission DIR" in proc.stdout
+
+
+def test_a_fingerprint_is_the_digest_of_its_tagged_bytes(fresh_memo):
+    """The bytes a fingerprint hashes are a fixed format (length-prefixed tags), so a digest of the
+    same content is the same from run to run and version to version of this module."""
+    import hashlib
+    import struct
+
+    def tag(text):
+        data = text.encode()
+        return struct.pack("<I", len(data)) + data
+
+    expected = hashlib.blake2b(digest_size=20)
+    for part in (memo._torch_settings(), (3, "x")):
+        expected.update(tag(f"tuple:{len(part)}"))
+        for item in part:
+            expected.update(tag(type(item).__name__) + tag(repr(item)))
+    assert memo.fingerprint((3, "x")) == expected.digest()
