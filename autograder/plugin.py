@@ -84,22 +84,27 @@ def pytest_configure(config):
         config.pluginmanager.register(session, "tkit-grading-session")
 
 
+def _no_submission():
+    """Stop a fixture of a run that grades no submission (pytest on the suites without the kit)."""
+    pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+
+
 def _session(request) -> "GradingSession":
     try:
         return request.config.stash[SESSION_KEY]
     except KeyError:
-        pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+        _no_submission()
 
 
 def _running() -> context.TestContext:
-    """The running graded test's context (see :func:`_session` for a run without a submission).
+    """The running graded test's context.
 
     The fixtures every test uses read it instead of asking for pytest's ``request``: each
     fixture that does builds a ``request`` fixture definition of its own, signature and all,
     for every test (~1 % of a correct submission's grading, issue 16)."""
     ctx = context.current(required=False)
     if ctx is None or ctx.run.student is None:
-        pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+        _no_submission()
     return ctx
 
 
