@@ -367,13 +367,6 @@ def test_a_fingerprint_is_the_digest_of_its_tagged_bytes(fresh_memo):
     assert memo.fingerprint((3, "x")) == expected.digest()
 
 
-def _bitwise_equal(a, b) -> bool:
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_bitwise_equal(x, y) for x, y in zip(a, b))
-    return (a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.isnan(), b.isnan())
-            and torch.equal(a.nan_to_num(nan=0.0), b.nan_to_num(nan=0.0)))
-
-
 def _oracle_modules():
     from autograder.suitelib import inputs, oracles
 
@@ -415,7 +408,8 @@ def test_an_oracle_run_with_key_padding_masks_gives_pytorchs_own_numbers_bit_for
         with torch.enable_grad():
             out = module(*args, **kwargs)
         direct = tuple(o.detach() for o in out) if isinstance(out, tuple) else out.detach()
-        assert _bitwise_equal(oracles.run(module, *args, **kwargs), direct), (type(module).__name__, list(kwargs))
+        torch.testing.assert_close(oracles.run(module, *args, **kwargs), direct, rtol=0, atol=0, equal_nan=True,
+                                   msg=lambda m: f"{type(module).__name__} {list(kwargs)}: {m}")
         module.float()
 
 

@@ -61,16 +61,16 @@ def run(module: nn.Module, *args, **kwargs):
     return tuple(o.detach() for o in out) if isinstance(out, tuple) else out.detach()
 
 
-# Each attention a PyTorch module runs: (the positional argument of its queries, that of its
-# keys, the keyword of its attention mask, that of its key-padding mask). Batch first.
+# Each attention a PyTorch module runs: (the positional argument of its queries, batch first;
+# the keyword of its attention mask; that of its key-padding mask).
 _ATTENTIONS = {
-    nn.MultiheadAttention: ((0, 1, "attn_mask", "key_padding_mask"),),
-    nn.TransformerEncoderLayer: ((0, 0, "src_mask", "src_key_padding_mask"),),
-    nn.TransformerEncoder: ((0, 0, "mask", "src_key_padding_mask"),),
-    nn.TransformerDecoderLayer: ((0, 0, "tgt_mask", "tgt_key_padding_mask"),
-                                 (0, 1, "memory_mask", "memory_key_padding_mask")),
-    nn.TransformerDecoder: ((0, 0, "tgt_mask", "tgt_key_padding_mask"),
-                            (0, 1, "memory_mask", "memory_key_padding_mask")),
+    nn.MultiheadAttention: ((0, "attn_mask", "key_padding_mask"),),
+    nn.TransformerEncoderLayer: ((0, "src_mask", "src_key_padding_mask"),),
+    nn.TransformerEncoder: ((0, "mask", "src_key_padding_mask"),),
+    nn.TransformerDecoderLayer: ((0, "tgt_mask", "tgt_key_padding_mask"),
+                                 (0, "memory_mask", "memory_key_padding_mask")),
+    nn.TransformerDecoder: ((0, "tgt_mask", "tgt_key_padding_mask"),
+                            (0, "memory_mask", "memory_key_padding_mask")),
 }
 
 
@@ -81,7 +81,7 @@ def _folded(module: nn.Module, args: tuple, kwargs: dict) -> dict:
         return kwargs
     num_heads = _num_heads(module)
     kwargs = dict(kwargs)
-    for q, k, attn, padding in attentions:
+    for q, attn, padding in attentions:
         if kwargs.get(padding) is not None:
             kwargs[attn] = merged_mask(kwargs.get(attn), kwargs.pop(padding), num_heads, args[q].shape[1],
                                        args[q].dtype)
