@@ -149,6 +149,8 @@ def main() -> None:
     parser.add_argument("--throughput", action="store_true",
                         help="kit (all correct, a mix) vs in-process baseline and N x import torch, "
                              "nine exercises by default")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="--throughput: measure every row this many times, interleaved, and report medians")
     args = parser.parse_args()
     if args.profile:
         return profile_mode(args.n, args.exercise or NINE, args.kind)
@@ -156,7 +158,8 @@ def main() -> None:
         import throughput
 
         with tempfile.TemporaryDirectory(prefix="tkit-throughput-") as tmp:
-            return throughput.run(make_class, Path(tmp), args.n, args.exercise or NINE, args.workers)
+            return throughput.run(make_class, Path(tmp), args.n, args.exercise or NINE, args.workers,
+                                  args.rounds)
     exercises = args.exercise or ["positional_encoding", "embedding"]
     print(f"machine: {os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.2f} "
           "(other work on these cores slows every figure)")
