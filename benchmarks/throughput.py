@@ -31,6 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # a realistic end-of-course class: mostly correct, some with a bug, a few untouched or crashing
 MIX = ("correct",) * 5 + ("onebug",) * 3 + ("untouched", "crashing")
+IMPORT_TORCH = [sys.executable, "-c", "import torch"]
 
 
 def machine_cpu() -> float | None:
@@ -108,7 +109,7 @@ def run(make_class, tmp: Path, n: int, exercises: list[str], workers: int, round
         "kit_correct": lambda: kit_timed(tmp / "correct", tmp / "out-correct", exercises, workers),
         "kit_mix": lambda: kit_timed(tmp / "mix", tmp / "out-mix", exercises, workers),
         "baseline": lambda: (_timed(base, workers), None),
-        "torch": lambda: (_timed([[sys.executable, "-c", "import torch"]] * n, workers), None),
+        "torch": lambda: (_timed([IMPORT_TORCH] * n, workers), None),
     }
     results: list[dict] = []  # per round: row -> (wall, cpu)
     scores: dict = {}
@@ -120,7 +121,7 @@ def run(make_class, tmp: Path, n: int, exercises: list[str], workers: int, round
             if sc is not None:
                 scores[row] = sc
         startups.append((kit_timed(tmp / "two", tmp / "out-two", ["masks"], workers)[0][0],
-                         _timed([[sys.executable, "-c", "import torch"]], 1)[0]))
+                         _timed([IMPORT_TORCH], 1)[0]))
         results.append(got)
         if rounds > 1:
             print(f"  round {r + 1}: " + ", ".join(f"{row} {got[row][0]:.1f} s" for row in ROWS), flush=True)
@@ -153,7 +154,7 @@ def _print_table(results: list[dict], startups: list[tuple], n: int, scores: dic
         ratio("kit (all correct) / import torch", [r["kit_correct"][0] / r["torch"][0] for r in results], "<= 0.5"),
         ratio("in-process baseline / kit", [r["baseline"][0] / r["kit_correct"][0] for r in results], ">= 5"),
         ratio("fixed start-up / one import torch", [s / t for s, t in startups], "<= 1.5"),
-    ]))
+    ]) + f" (start-up {_median(s for s, _ in startups):.2f} s, one import torch {_median(t for _, t in startups):.2f} s)")
     if None not in (cpu["baseline"], cpu["kit_correct"]):
         print(f"the same in machine CPU seconds (steal and idle cores left out): in-process baseline / kit = "
               f"{cpu['baseline'] / cpu['kit_correct']:.2f}; kit {cpu['kit_correct'] / n:.2f} CPU s per correct "
