@@ -1,10 +1,10 @@
 """The running test's context (:func:`current`), kept on pytest's stash by the plugin.
 
-The plugin (:class:`autograder.plugin.GradingSession`) keeps one :class:`RunState` per grading
+The plugin (:class:`autograder.run.plugin.GradingSession`) keeps one :class:`RunState` per grading
 run (on the session, itself on ``config.stash``) and one :class:`TestContext` per test (on
 ``item.stash``), and marks the latter as the running one for the test's setup, call and
-teardown (:func:`running`). Readers (the comparison helpers, :func:`autograder.testing.identify`,
-the training checks) ask :func:`current`. Importable from :mod:`autograder.testing`.
+teardown (:func:`running`). Readers (the comparison helpers, :func:`autograder.checks.expectations.identify`,
+the training checks) ask :func:`current`. Importable from :mod:`autograder.checks.expectations`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import contextlib
 import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Iterator
-
-from autograder.hybrid import Hybrids
 
 
 class NoTestRunning(RuntimeError):
@@ -26,7 +24,7 @@ class RunState:
     """What one grading run (one submission) is and has learnt so far.
 
     ``seed`` is the run's seed (``GradingOptions.seed``; the training checks draw from it);
-    ``student`` the submission (a RemoteImpl) whose composites :func:`autograder.testing.identify`
+    ``student`` the submission (a RemoteImpl) whose composites :func:`autograder.checks.expectations.identify`
     may re-run on the reference components (``hybrids``); ``graded`` holds the exercises that have
     run tests and ``named`` the catalog mistakes named per exercise (read by reports and the
     training tests, never by ``identify``, whose answer must not depend on what else the run
@@ -42,10 +40,11 @@ class RunState:
     blamed: dict = field(default_factory=dict)
     hybrids: Any = None
 
-    def start(self, student: Any) -> None:
-        """Begin grading ``student``: start the run's hybrid children (:mod:`autograder.hybrid`)."""
+    def start(self, student: Any, hybrids: Any) -> None:
+        """Begin grading ``student``, with the run's hybrid children ``hybrids`` (a
+        :class:`autograder.mistakes.hybrid.Hybrids`, which :meth:`close` stops)."""
         self.student = student
-        self.hybrids = Hybrids()
+        self.hybrids = hybrids
 
     def close(self) -> None:
         """Stop the run's hybrid children."""
@@ -78,7 +77,7 @@ def current(required: bool = True) -> TestContext | None:
     ctx = _RUNNING.get()
     if ctx is None and required:
         raise NoTestRunning("no graded test is running: this helper reads the running test's context, "
-                            "which the grading plugin sets (run the suites through autograder.grading)")
+                            "which the grading plugin sets (run the suites through autograder.run.grading)")
     return ctx
 
 

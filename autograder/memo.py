@@ -2,7 +2,7 @@
 
 A worker grades many submissions with the same run seed, so every test draws the same inputs
 for every student and the parent computes the same expected values again and again: the
-reference's output in :func:`autograder.testing.check`, the PyTorch oracles and the drawn state
+reference's output in :func:`autograder.checks.expectations.check`, the PyTorch oracles and the drawn state
 dicts of the suites' set-up helpers. This module computes each of them once per process.
 
 The key is the *content* of everything the computation can read, never a test's name: a
@@ -17,7 +17,7 @@ module attributes are treated as constants, as the suites use them.
 
 Two uses:
 
-- :func:`cached` ``(compute, *key)``: ``compute()`` once per key (:func:`autograder.testing.check`
+- :func:`cached` ``(compute, *key)``: ``compute()`` once per key (:func:`autograder.checks.expectations.check`
   passes the test's ``run`` and seed; ``compute`` runs the reference under that seed);
 - :func:`once`: a decorator for a set-up helper that is a function of its arguments and of the
   ``torch.Generator`` arguments it draws from (their state is part of the key; on a hit each is

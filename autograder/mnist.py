@@ -28,7 +28,7 @@ held-out sample, both drawn from the whole pool. With the official training set 
 training images come from its 60,000 digits and held-out images from the 10,000 of the test set;
 with only the test set (the embedded default), the held-out digits are drawn from all 10,000 and the training
 digits from the rest. The training checks pass a per-run secret seed
-(:mod:`autograder.suitelib.draws`), so which digits evaluate cannot be known before the run.
+(:mod:`autograder.checks.draws`), so which digits evaluate cannot be known before the run.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What one grading run is asked to do: :class:`GradingOptions`, validated in one place.
 
 The options travel as one frozen, picklable value from the commands (``tkit grade``, ``tkit
-check``, ``tkit nbgrader grade``) through :func:`autograder.batch.grade_many` (to the worker
-processes), :func:`autograder.grading.grade_submission` and :func:`autograder.grading.run_suites`
+check``, ``tkit nbgrader grade``) through :func:`autograder.run.batch.grade_many` (to the worker
+processes), :func:`autograder.run.grading.grade_submission` and :func:`autograder.run.grading.run_suites`
 to the pytest plugin: the fields the plugin needs become ``--tkit-*`` arguments
 (:meth:`GradingOptions.plugin_args`, declared once in :data:`PLUGIN_FLAGS`) and the plugin
 builds the same value back with :meth:`GradingOptions.from_config`.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from autograder import exercises, i18n
-from autograder.timeshare import DEFAULT_TIME_LIMIT
+from autograder.sandbox.timeshare import DEFAULT_TIME_LIMIT
 
 VISIBILITIES = ("public", "hidden")
 
@@ -61,7 +61,7 @@ class GradingOptions:
         lang: ``"en"``, ``"ko"`` or None (the current language, :mod:`autograder.i18n`).
         training: False leaves out the tests marked ``training``.
         call_timeout: seconds one call into the submission may take (None = the sandbox's).
-        time_limit: seconds the whole submission may take (:mod:`autograder.timeshare`).
+        time_limit: seconds the whole submission may take (:mod:`autograder.sandbox.timeshare`).
         memory_limit: bytes the child may allocate (None = the sandbox's).
         error_log: the instructor-only log of grader errors (None = stderr).
         results_path: the plugin also writes results.json here (None = only returned).

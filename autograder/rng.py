@@ -5,7 +5,7 @@ expected value).
 code that runs on the CPU, without its side costs: ``torch.manual_seed`` also queues a lazy
 seeding of the cuda, xpu and mtia generators (each records a stack trace) and ``fork_rng``
 counts CUDA devices (loading the driver library), about 2 ms a call together. A failing test
-tries up to :data:`autograder.testing.MAX_CANDIDATES` mutants under it, so it was a large part
+tries up to :data:`autograder.checks.expectations.MAX_CANDIDATES` mutants under it, so it was a large part
 of the mistake search (see ``benchmarks/bench_batch.py --profile --kind buggy``).
 """
 

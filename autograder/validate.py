@@ -1,18 +1,18 @@
 """``tkit validate``: prove the suites right, the way CI does.
 
-Three kinds of check, each a full grading run through :func:`autograder.grading.run_suites`
+Three kinds of check, each a full grading run through :func:`autograder.run.grading.run_suites`
 (so through the sandboxed child, exactly as a student's submission):
 
 * the reference solutions (``solutions/``) must score full marks on the selected exercises;
 * the untouched stubs (``exercises/``) must score 0;
-* every catalog mutant (:func:`autograder.catalog.all_mutants`) is graded as a submission, a copy
+* every catalog mutant (:func:`autograder.mistakes.catalog.all_mutants`) is graded as a submission, a copy
   of ``solutions/`` with ``solutions/<m.target>.py`` replaced by ``m.source()``, on its own
   exercise only; it must lose points there, and a failing test must name it
   (``extra_data["mistake"] == m.id``).
 
 A mutant is first graded without the training tests (fast); only when that does not catch it
 (and training is allowed) is it graded again with them. A patch that no longer applies to the
-reference (:class:`autograder.catalog.CatalogError`) is a failed check with that message.
+reference (:class:`autograder.mistakes.catalog.CatalogError`) is a failed check with that message.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from autograder import catalog, exercises, grading, paths
-from autograder.results import Results, as_results
+from autograder import exercises, paths
+from autograder.mistakes import catalog
+from autograder.results.model import Results, as_results
+from autograder.run import grading
 
 
 @dataclass

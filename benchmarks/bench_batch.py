@@ -7,7 +7,7 @@
 (c) peak memory of the whole batch (this process, the workers, the zygote they share and its
     children) and its share per worker, as RSS (counts pages shared between processes once per
     process) and PSS (shared pages split); target <= 1.5 GB per worker. The zygote is the batch's,
-    not a worker's (see ``autograder.batch``), so only the whole tree counts it right.
+    not a worker's (see ``autograder.run.batch``), so only the whole tree counts it right.
 
     .venv/bin/python benchmarks/bench_batch.py                       # 100 submissions, 2 workers
     .venv/bin/python benchmarks/bench_batch.py --n 20 --exercise positional_encoding
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from autograder import batch  # noqa: E402
+from autograder.run import batch  # noqa: E402
 from autograder.sandbox import ChildProcess, Limits  # noqa: E402
 import proctree  # noqa: E402  (benchmarks/, beside this script)
 
@@ -126,11 +126,12 @@ def profile_mode(n: int, exercises: list[str], kind: str = "correct") -> None:
     configuration and collection, is the "collection" row here); the cache of trusted
     computations is warm after the first submission (its counts are printed)."""
     import grading_profile
-    from autograder import grading, memo
+    from autograder import memo
+    from autograder.run import grading
 
     with tempfile.TemporaryDirectory(prefix="tkit-profile-") as tmp:
         (sub,) = make_class(Path(tmp) / "class", 1, exercises, (kind,))
-        grading_profile.profile(lambda: grading.run_suites(sub[1], names=exercises, seed=0, training=False), n)
+        grading_profile.profile(lambda: grading.grade_folder(sub[1], names=exercises, seed=0, training=False), n)
     print(f"cache of trusted computations (autograder.memo): {memo.stats()}")
 
 

@@ -33,12 +33,12 @@ def time_torch_import() -> float:
 
 def time_grading(seed: int, visibility: tuple[str, ...]) -> tuple[float, dict]:
     """Wall seconds of a fresh process grading ``solutions/`` on every test of ``visibility`` but
-    the training ones (``run_suites(..., training=False)``), and its score line. Like ``tkit check``
+    the training ones (``grade_folder(..., training=False)``), and its score line. Like ``tkit check``
     and ``tkit grade``, it starts the sandbox's zygote before importing torch itself."""
     code = ("import json, sys; from autograder.sandbox import zygote_parent; zygote_parent.prestart(); "
-            "from autograder import grading, paths; "
-            "r = grading.run_suites(paths.solutions_dir(), seed=int(sys.argv[1]), training=False, "
-            f"visibility={visibility!r}); "
+            "from autograder import paths; from autograder.run import grading; "
+            "r = grading.grade_folder(paths.solutions_dir(), seed=int(sys.argv[1]), training=False, "
+            f"visibility={visibility!r}).to_gradescope(); "
             "print(json.dumps({'score': r['score'], 'max': r['extra_data']['max_score'], "
             "'tests': len(r['tests'])}))")
     t0 = time.perf_counter()

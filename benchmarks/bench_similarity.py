@@ -27,7 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder import exercises, paths, similarity  # noqa: E402
+from autograder import exercises, paths  # noqa: E402
+from autograder.similarity import matcher  # noqa: E402
 
 _SOLUTION = re.compile(r"(### BEGIN SOLUTION\n)(.*?)(\n\s*### END SOLUTION)", re.S)
 
@@ -59,7 +60,7 @@ def _student_code(reference: str, rng: random.Random) -> str:
 def make_class(folder: Path, n: int, seed: int = 0) -> list[tuple[str, Path]]:
     """``n`` synthetic submission folders under ``folder``; students 1 and 2 copy student 0."""
     rng = random.Random(seed)
-    refs = similarity.kit_sources(paths.solutions_dir())
+    refs = matcher.kit_sources(paths.solutions_dir())
     entries = []
     for i in range(n):
         sub = folder / f"s{i:03d}"
@@ -85,7 +86,7 @@ def main() -> None:
             entries = make_class(Path(tmp), n)
             for workers in args.workers:
                 t0 = time.perf_counter()
-                result = similarity.compare_class(entries, time_limit=None, workers=workers)
+                result = matcher.compare_class(entries, time_limit=None, workers=workers)
                 wall = time.perf_counter() - t0
                 pairs = len(exercises.NAMES) * (n * (n + 1) // 2)
                 flagged = [p for p in result.pairs if p.flagged]

@@ -4,12 +4,12 @@ Three parts, each selected by an option (all by default):
 
 ``--cost``: what the two training checks add to grading the reference, as a ratio to a bare
 ``python -c "import torch"`` measured side by side in the same run (alternating, ``--runs``
-times, medians): the wall time of ``run_suites(solutions, names=[autoencoder, transformer])``
+times, medians): the wall time of ``grade_folder(solutions, names=[autoencoder, transformer])``
 with the training tests minus the same without them, on one worker. One untimed grading first
 starts the sandbox's zygote (``import torch`` and what it pre-imports for the children, once per
 grading process or class batch), so no figure carries that start.
 
-``--table``: the fairness table of :mod:`autograder.suitelib.training`: six correct
+``--table``: the fairness table of :mod:`autograder.checks.training`: six correct
 AutoEncoders (``tests/data/autoencoders/``) trained with the grading budget, each over
 ``--seeds`` run seeds and every member of the secret transform family (seed ``s`` takes the
 members ``t`` with ``t % seeds == s % seeds``, so every member and every seed is covered; ``--full``
@@ -37,9 +37,11 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from autograder import catalog, grading, paths, variants  # noqa: E402
-from autograder.suitelib import draws, training  # noqa: E402
-from autograder.suitelib import transformer_training as tt  # noqa: E402
+from autograder import paths  # noqa: E402
+from autograder.checks import draws, training  # noqa: E402
+from autograder.checks import transformer_training as tt  # noqa: E402
+from autograder.mistakes import catalog, implementations  # noqa: E402
+from autograder.run import grading  # noqa: E402
 
 ARCHITECTURES = REPO / "tests" / "data" / "autoencoders"
 AE_MUTANTS = ("autoencoder_no_optimizer_step", "autoencoder_identity", "autoencoder_skip_path")
@@ -56,10 +58,10 @@ def import_torch_wall() -> float:
 def grading_wall(training_tests: bool, seed: int) -> float:
     """Wall seconds of grading the reference's autoencoder and transformer exercises (one worker)."""
     t0 = time.monotonic()
-    results = grading.run_suites(paths.solutions_dir(), names=["autoencoder", "transformer"], seed=seed,
-                                 training=training_tests)
+    results = grading.grade_folder(paths.solutions_dir(), names=["autoencoder", "transformer"], seed=seed,
+                                   training=training_tests)
     wall = time.monotonic() - t0
-    got, full = results.get("score"), sum(t["max_score"] for t in results["tests"])
+    got, full = results.score, sum(t.max_score for t in results.tests)
     if training_tests and got != full:
         print(f"  warning: the reference scored {got}/{full}", flush=True)
     return wall
@@ -82,7 +84,7 @@ def cost(runs: int, seed: int) -> None:
 def load(folder: Path):
     """The submission in ``folder`` as a trusted in-process implementation."""
     sources = {p.stem: p.read_text(encoding="utf-8") for p in folder.glob("*.py")}
-    return variants.load_modules(sources, folder, folder.name)
+    return implementations.load_modules(sources, folder, folder.name)
 
 
 def pairs(seeds: int, full: bool) -> list[tuple[int, int]]:
@@ -117,13 +119,13 @@ def table(seeds: int, full: bool, only: list[str] | None = None) -> None:
 def mutants(seed: int) -> None:
     """Print the credit the reference and the training mutants earn under one run's draws."""
     budget, tb = training.AE, tt.TF
-    for label, impl in [("reference", variants.reference())] + [(m, catalog.by_id(m).impl()) for m in AE_MUTANTS]:
+    for label, impl in [("reference", implementations.reference())] + [(m, catalog.by_id(m).impl()) for m in AE_MUTANTS]:
         run = training.autoencoder_run(impl, cache=False, seed=seed)
         failure = training.autoencoder_failure(run, budget.learns_mse)
         credit = 0.0 if failure else training.linear_credit(run.mse, budget.learns_mse, budget.full_credit_mse)
         print(f"autoencoder {label:32s} mse {run.mse:.4f} (before {run.mse_before:.4f})  credit {credit:.2f}",
               flush=True)
-    cases = [("reference", variants.reference(), tb), ("untrained reference", variants.reference(),
+    cases = [("reference", implementations.reference(), tb), ("untrained reference", implementations.reference(),
                                                         tt.TransformerBudget(steps=0))]
     cases += [(m, catalog.by_id(m).impl(), tb) for m in TF_MUTANTS]
     for label, impl, b in cases:

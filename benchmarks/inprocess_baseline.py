@@ -3,7 +3,7 @@ tests of some exercises, run on one submission in THIS interpreter, unsandboxed.
 
     python benchmarks/inprocess_baseline.py SUBMISSION_DIR EXERCISE [EXERCISE...]
 
-The submission's modules are imported here (:func:`autograder.variants.load_modules`) and
+The submission's modules are imported here (:func:`autograder.mistakes.implementations.load_modules`) and
 stand in for the sandboxed child: the same suites, fixtures, comparisons and seeds, without
 the child, its round trips or its resets. It is the naive way a grader would run the same
 tests (one fresh interpreter per student, paying ``import torch`` each time), and prints the
@@ -18,17 +18,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder import grading, plugin, variants  # noqa: E402
+from autograder.mistakes import implementations  # noqa: E402
+from autograder.run import grading, plugin  # noqa: E402
 from autograder.sandbox import Limits  # noqa: E402
 
 
-class InProcessImpl(variants.LocalImpl):
+class InProcessImpl(implementations.LocalImpl):
     """A submission folder loaded in this process, with the lifecycle a RemoteImpl offers
     (start, reset, close...) as no-ops, so the plugin drives it unchanged."""
 
     def __init__(self, submission: Path, limits=None, label: str = "submission"):
         submission = Path(submission)
-        super().__init__(variants.load_modules(variants.read_sources(submission), submission, label)._modules,
+        super().__init__(implementations.load_modules(implementations.read_sources(submission), submission, label)._modules,
                          label)
         self.submission, self.info, self.test_output, self.exercise = submission, {}, "", None
         self.limits = limits or Limits()  # the plugin sets limits.preload_training on it
@@ -59,11 +60,11 @@ class InProcessImpl(variants.LocalImpl):
 def main() -> None:
     folder, names = Path(sys.argv[1]), sys.argv[2:]
     plugin.RemoteImpl = InProcessImpl  # the plugin builds its student from this name
-    results = grading.run_suites(folder, names=names, seed=0, training=False)
-    total = sum(t["max_score"] for t in results["tests"])
-    print(f"score {results['score']}/{total}")
-    if results["score"] < total:  # a baseline that fails its tests measures nothing (it stops early)
-        failed = [t["name"] for t in results["tests"] if t["score"] < t["max_score"]]
+    results = grading.grade_folder(folder, names=names, seed=0, training=False)
+    total = sum(t.max_score for t in results.tests)
+    print(f"score {results.score}/{total}")
+    if results.score < total:  # a baseline that fails its tests measures nothing (it stops early)
+        failed = [t.name for t in results.tests if t.score < t.max_score]
         sys.exit(f"in-process baseline lost points on a correct submission: {failed[:5]}")
 
 

@@ -63,7 +63,7 @@ def _timed(cmds: list[list[str]], workers: int) -> tuple[float, float | None]:
 # line does not offer: the transformer's hidden suite trains a model (see bench_training.py)
 KIT = """import sys
 from pathlib import Path
-from autograder import batch
+from autograder.run import batch
 folder, out, workers, names = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 todo = [(p.name, p) for p in sorted(folder.iterdir())]
 stats = batch.grade_many(todo, out, workers=workers, on_result=lambda *a: None,

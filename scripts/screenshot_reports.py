@@ -34,10 +34,12 @@ def screenshot(chromium: str, page: Path, png: Path, width: int, height: int) ->
 
 def sample_reports(out: Path) -> list[Path]:
     """Render sample feedback (en, ko) and summary pages into ``out``."""
-    from autograder import paths, pictures, reports, variants
-    from autograder.results import error_results
+    from autograder import paths
+    from autograder.mistakes import implementations
+    from autograder.reports import pictures, render
+    from autograder.results.model import error_results
 
-    figures, _ = pictures.collect(variants.reference())
+    figures, _ = pictures.collect(implementations.reference())
     good = _demo_results(figures, failing=False)
     bad = _demo_results(figures, failing=True)
     crashed = _demo_results({}, failing=True, crashed=True)
@@ -45,7 +47,7 @@ def sample_reports(out: Path) -> list[Path]:
     for name, results, lang in (("feedback-en", bad, "en"), ("feedback-ko", bad, "ko"),
                                 ("feedback-crashed", crashed, "en")):
         page = out / f"{name}.html"
-        page.write_text(reports.render_feedback(results, "html", student="student-042", lang=lang), encoding="utf-8")
+        page.write_text(render.render_feedback(results, "html", student="student-042", lang=lang), encoding="utf-8")
         written.append(page)
     class_results = {f"s{i:03d}": _demo_results({}, failing=i % 3 == 0, seconds=3 + i) for i in range(12)}
     class_results["s900"] = crashed
@@ -53,7 +55,7 @@ def sample_reports(out: Path) -> list[Path]:
     class_results["s000"] = good
     for lang in ("en", "ko"):
         page = out / f"summary-{lang}.html"
-        page.write_text(reports.render_summary(class_results, lang=lang), encoding="utf-8")
+        page.write_text(render.render_summary(class_results, lang=lang), encoding="utf-8")
         written.append(page)
     del paths
     return written

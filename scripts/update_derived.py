@@ -1,5 +1,5 @@
 """Rewrite the files derived from the exercises: the stubs in ``exercises/`` (from ``solutions/``,
-see :mod:`autograder.stubs`) and the points table of ``README.md`` (``tkit list --markdown``).
+see :mod:`autograder.exports.stubs`) and the points table of ``README.md`` (``tkit list --markdown``).
 
 Run after adding or changing an exercise (see CONTRIBUTING.md): ``python scripts/update_derived.py``.
 ``tests/test_stubs.py`` and ``tests/test_contributing.py`` fail while either is stale.
@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from autograder.cli import main as tkit
-from autograder.stubs import generate_exercises
+from autograder.exports.stubs import generate_exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_HEADER = "| exercise | points | in public tests | in hidden tests |"

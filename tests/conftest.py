@@ -23,7 +23,7 @@ SOLUTIONS_DIR = REPO_ROOT / "solutions"
 if str(REPO_ROOT) not in sys.path:  # ``autograder`` importable even without an installed kit
     sys.path.insert(0, str(REPO_ROOT))
 from autograder.exercises import NAMES as REFERENCE_MODULES  # noqa: E402  (the registry's order)
-from autograder.suitelib.draws import ENV_VAR as SECRET_ENV_VAR  # noqa: E402
+from autograder.checks.draws import ENV_VAR as SECRET_ENV_VAR  # noqa: E402
 
 TEST_SECRET = "transformer-kit tests: a fixed grading secret"
 os.environ[SECRET_ENV_VAR] = TEST_SECRET

@@ -31,9 +31,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, gradebook, grading
-from autograder.records import ClassRecords
-from autograder.untrusted import submission_dir
+from autograder.intake.untrusted import submission_dir
+from autograder.records import gradebook
+from autograder.records.class_run import ClassRecords
+from autograder.run import batch, grading
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKS = REPO / "tests" / "attacks"

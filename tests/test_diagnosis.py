@@ -1,4 +1,4 @@
-"""Student-side diagnosis (:mod:`autograder.diagnosis`): self-check names formula-level mistakes
+"""Student-side diagnosis (:mod:`autograder.mistakes.diagnosis`): self-check names formula-level mistakes
 without the reference or the catalog.
 
 The unit tests check the registry and the matcher; the edition test releases the student edition
@@ -18,9 +18,12 @@ import torch
 from click.testing import CliRunner
 
 import cli
-from autograder import catalog, context, diagnosis, exercises, release, testing
+from autograder import context, exercises
+from autograder.checks import expectations
+from autograder.checks import formulas, mistaken, oracles, weights
+from autograder.exports import release
 from autograder.i18n import using
-from autograder.suitelib import formulas, mistaken, oracles, weights
+from autograder.mistakes import catalog, diagnosis
 
 from conftest import SOLUTIONS_DIR
 
@@ -94,18 +97,18 @@ def test_check_without_a_reference_falls_back_on_the_variants():
     """``check`` with the default reference (the kit's ``variants`` module) still reads the
     ``variants=`` argument when the catalog names nothing (a local import once shadowed it: every
     unnamed mismatch became a grader error)."""
-    from autograder import variants as kit_variants
+    from autograder.mistakes import implementations as kit_variants
 
     assert context.current(required=False) is None   # outside a graded test: no catalog search, identify gives None
     wrong = kit_variants.reference().positional_encoding.sinusoidal_table(6, 4) * 2
     known = mistaken.pe_table(6, 4)
-    with pytest.raises(testing.Mismatch) as caught:
-        testing.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else wrong,
+    with pytest.raises(expectations.Mismatch) as caught:
+        expectations.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else wrong,
                       "student", what="PE", variants=known)
     assert caught.value.mistake is None     # wrong, but no known mistake: named nothing, raised no other error
     swapped = known["pe_sin_cos_swapped"]()
-    with pytest.raises(testing.Mismatch) as caught:
-        testing.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else swapped,
+    with pytest.raises(expectations.Mismatch) as caught:
+        expectations.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else swapped,
                       "student", what="PE", variants=known)
     assert caught.value.mistake.id == "pe_sin_cos_swapped"
 
@@ -125,8 +128,8 @@ def test_expected_values_are_shown_in_public_tests_only():
     for visibility, shown in (("public", True), ("hidden", False), (None, False), ("outside a test", False)):
         running = context.running(context.TestContext(visibility=visibility)) if visibility != "outside a test" \
             else contextlib.nullcontext()
-        with running, pytest.raises(testing.Mismatch) as caught:
-            testing.compare(got, expected, what="x")
+        with running, pytest.raises(expectations.Mismatch) as caught:
+            expectations.compare(got, expected, what="x")
         assert ("where you returned 2), expected 2.5, largest difference 0.5" in str(caught.value)) == shown
         assert "where you returned 2)" in str(caught.value)
 

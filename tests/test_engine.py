@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import grading, testing, variants
+from autograder.checks import expectations
 from autograder.child import wire
-from autograder.remote import RemoteImpl, RemoteObject, SubmissionError
+from autograder.intake import submission
+from autograder.mistakes import implementations
 from autograder.sandbox import Limits
+from autograder.sandbox.remote import RemoteImpl, RemoteObject, SubmissionError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -236,8 +238,8 @@ def test_output_floods_are_truncated(toy):
 def test_tensor_subclasses_arrive_as_plain_tensors_and_are_refused(toy):
     got = toy.toy.subclass()
     assert type(got) is torch.Tensor
-    with pytest.raises(testing.Mismatch, match="tensor subclass"):
-        testing.compare(got, torch.ones(3), what="out")
+    with pytest.raises(expectations.Mismatch, match="tensor subclass"):
+        expectations.compare(got, torch.ones(3), what="out")
 
 
 def test_objects_come_back_as_inert_handles(toy):
@@ -273,31 +275,31 @@ def test_child_environment_is_scrubbed(monkeypatch, tmp_path):
 
 def test_compare_names_shape_dtype_nan_and_values():
     e = torch.zeros(2, 3)
-    with pytest.raises(testing.Mismatch, match=r"wrong shape: expected \[2, 3\], got \[3, 2\]"):
-        testing.compare(torch.zeros(3, 2), e, what="out")
-    with pytest.raises(testing.Mismatch, match="wrong dtype: expected torch.float32, got torch.float64"):
-        testing.compare(torch.zeros(2, 3, dtype=torch.float64), e, what="out")
-    with pytest.raises(testing.Mismatch, match=r"contains NaN at 1 of 6 positions \(first at \(1, 2\)\)"):
-        testing.compare(torch.tensor([[0, 0, 0], [0, 0, math.nan]]), e, what="out")
-    with pytest.raises(testing.Mismatch, match=r"wrong values at 1 of 6 positions \(first at \(0, 1\), "
+    with pytest.raises(expectations.Mismatch, match=r"wrong shape: expected \[2, 3\], got \[3, 2\]"):
+        expectations.compare(torch.zeros(3, 2), e, what="out")
+    with pytest.raises(expectations.Mismatch, match="wrong dtype: expected torch.float32, got torch.float64"):
+        expectations.compare(torch.zeros(2, 3, dtype=torch.float64), e, what="out")
+    with pytest.raises(expectations.Mismatch, match=r"contains NaN at 1 of 6 positions \(first at \(1, 2\)\)"):
+        expectations.compare(torch.tensor([[0, 0, 0], [0, 0, math.nan]]), e, what="out")
+    with pytest.raises(expectations.Mismatch, match=r"wrong values at 1 of 6 positions \(first at \(0, 1\), "
                                                r"where you returned 0.5\), largest difference 0.5"):
-        testing.compare(torch.tensor([[0, 0.5, 0], [0, 0, 0]]), e, what="out")
-    with pytest.raises(testing.Mismatch, match="should be a tensor, got tuple"):
-        testing.compare((e,), e, what="out")
-    testing.compare(torch.tensor([[9.0, 0, 0], [0, 0, 0]]), e, what="out",
+        expectations.compare(torch.tensor([[0, 0.5, 0], [0, 0, 0]]), e, what="out")
+    with pytest.raises(expectations.Mismatch, match="should be a tensor, got tuple"):
+        expectations.compare((e,), e, what="out")
+    expectations.compare(torch.tensor([[9.0, 0, 0], [0, 0, 0]]), e, what="out",
                     valid=torch.tensor([[False, True, True], [True, True, True]]))
 
 
 def test_messages_never_show_expected_values():
     expected = torch.full((4,), 123.456)
-    with pytest.raises(testing.Mismatch) as err:
-        testing.compare(torch.zeros(4), expected, what="out")
+    with pytest.raises(expectations.Mismatch) as err:
+        expectations.compare(torch.zeros(4), expected, what="out")
     assert "123.456" not in str(err.value)
 
 
 def test_variants_are_isolated_from_sys_modules():
     before = {k: sys.modules.get(k) for k in ("masks", "attention", "positional_encoding")}
-    ref = variants.reference()
+    ref = implementations.reference()
     assert {k: sys.modules.get(k) for k in before} == before
     mask = ref.masks.make_causal_mask(3)
     assert mask.tolist() == [[False, True, True], [False, False, True], [False, False, False]]
@@ -309,7 +311,7 @@ def test_variants_are_isolated_from_sys_modules():
 
 SUITE = '''
 import pytest, torch
-from autograder.testing import check
+from autograder.checks.expectations import check
 
 pytestmark = pytest.mark.exercise("masks")
 
@@ -331,7 +333,7 @@ def test_seeded(student, seed, partial):
 
 def run_toy_suite(tmp_path: Path, submission: Path, seed: int = 7) -> dict:
     suite = write(tmp_path / "suite" / "public", {"test_toy.py": SUITE})
-    return grading.run_suites(submission, files=[suite / "test_toy.py"], seed=seed)
+    return run_suites(submission, files=[suite / "test_toy.py"], seed=seed)
 
 
 def test_results_follow_the_gradescope_schema(tmp_path):
@@ -362,7 +364,7 @@ def test_a_submission_conftest_and_ini_cannot_force_a_pass(tmp_path):
                 outcome = yield
                 outcome.get_result().outcome = "passed"
         """,
-        "pytest.ini": "[pytest]\naddopts = -p no:autograder.plugin\n",
+        "pytest.ini": "[pytest]\naddopts = -p no:autograder.run.plugin\n",
     })
     results = run_toy_suite(tmp_path, sub)
     assert results["tests"][0]["status"] == "failed"
@@ -386,14 +388,13 @@ def test_a_dict_key_that_cannot_be_hashed_is_a_wire_error():
 def test_symlinks_are_never_followed_even_beside_a_notebook(tmp_path):
     import nbformat
 
-    from autograder import grading
-
+    
     folder = tmp_path / "linky"
     folder.mkdir()
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
     nbformat.write(nb, folder / "masks.ipynb")
     (folder / "positional_encoding.py").symlink_to(REPO / "solutions" / "positional_encoding.py")
-    with grading.prepared(folder) as prepared:
+    with submission.prepared(folder) as prepared:
         assert sorted(p.name for p in prepared.iterdir()) == ["masks.py"]
 
 
@@ -410,8 +411,8 @@ def test_an_oversized_module_fails_its_import_with_a_reason(tmp_path):
 
 
 def test_control_characters_never_reach_the_reports():
-    from autograder.textfiles import clean_text
-    from autograder.reports import code_fence
+    from autograder.intake.textfiles import clean_text
+    from autograder.reports.render import code_fence
 
     assert clean_text("a\x1b]0;owned\x07b\x1b[2Jc\td\n") == "a\\x1b]0;owned\\x07b\\x1b[2Jc\td\n"
     assert clean_text("x\u202eexe.txt\x9b\r") == "x\\u202eexe.txt\\x9b\\x0d"   # as student ids: untrusted.shown
@@ -419,7 +420,7 @@ def test_control_characters_never_reach_the_reports():
 
 
 def test_a_failing_report_step_does_not_stop_the_batch(tmp_path, monkeypatch):
-    from autograder import batch, grading
+    from autograder.run import batch, grading
 
     monkeypatch.setattr(grading, "grade_submission", lambda path, out, **o: {"score": 1.0, "who": path.name})
     seen = []
@@ -461,7 +462,7 @@ def test_an_exercise_that_uses_up_its_time_share_costs_no_other(tmp_path):
     suite = write(tmp_path / "suite" / "public", {"test_shares.py": SHARES_SUITE})
     sub = write(tmp_path / "slowpoke", {"masks.py": "import time\ndef slow():\n    time.sleep(0.6)\n    return 1\n",
                                         "embedding.py": "def fast():\n    return 2\n"})
-    results = grading.run_suites(sub, files=[suite / "test_shares.py"], seed=1, time_limit=2.6, call_timeout=2.0)
+    results = run_suites(sub, files=[suite / "test_shares.py"], seed=1, time_limit=2.6, call_timeout=2.0)
     by_exercise = {}
     for t in results["tests"]:
         by_exercise.setdefault(t["tags"][0], []).append(t)
@@ -506,7 +507,7 @@ def test_the_grading_process_uses_one_torch_thread_while_it_grades(tmp_path):
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        results = grading.run_suites(sub, files=[suite / "test_threads.py"], seed=1)
+        results = run_suites(sub, files=[suite / "test_threads.py"], seed=1)
         assert [t["status"] for t in results["tests"]] == ["passed"], results["tests"]
         assert torch.get_num_threads() == 2
     finally:
@@ -642,7 +643,8 @@ def bump():
 
 BUMP_TEST = '''
 import pytest
-from autograder.testing import check
+from autograder.checks.expectations import check
+from grading_runs import run_suites
 
 @pytest.mark.exercise("masks")
 @pytest.mark.points(1)
@@ -655,7 +657,7 @@ def test_bump(student):
 def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_nothing(tmp_path, monkeypatch):
     """The hidden tests run in a fresh child started ahead (RemoteImpl.prepare_spare): both
     children exist before the first test, and what the public tests did is not seen."""
-    from autograder import remote
+    from autograder.sandbox import remote
     from autograder.sandbox import process
 
     events = []
@@ -669,6 +671,6 @@ def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_no
     write(suite / "public", {"test_a.py": BUMP_TEST})
     write(suite / "hidden", {"test_b.py": BUMP_TEST})
     sub = write(tmp_path / "sub", {"masks.py": BUMP})
-    results = grading.run_suites(sub, files=[suite / "public" / "test_a.py", suite / "hidden" / "test_b.py"], seed=3)
+    results = run_suites(sub, files=[suite / "public" / "test_a.py", suite / "hidden" / "test_b.py"], seed=3)
     assert [t["status"] for t in results["tests"]] == ["passed", "passed"]
     assert events == ["child", "child", "test", "test"]

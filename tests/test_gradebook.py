@@ -5,9 +5,10 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from autograder import __version__, gradebook
-from autograder.gradebook import Gradebook, GradebookError
+from autograder import __version__
 from autograder.cli import main
+from autograder.records import gradebook
+from autograder.records.gradebook import Gradebook, GradebookError
 
 
 def results(score_pe: float, score_masks: float, seed: int = 1) -> dict:

@@ -9,7 +9,7 @@ import zipfile
 import jsonschema
 import pytest
 
-from autograder import export_gradescope
+from autograder.exports import gradescope
 
 from conftest import SOLUTIONS_DIR
 from kit_venv import make_venv
@@ -50,7 +50,7 @@ def autograder_root(tmp_path_factory):
     """A Gradescope-like root: the zip unpacked in source/, the bundled kit installed in venv/."""
     root = tmp_path_factory.mktemp("gradescope")
     archive = root / "autograder.zip"
-    members = export_gradescope.build_zip(archive, [EXERCISE])
+    members = gradescope.build_zip(archive, [EXERCISE])
     assert {"setup.sh", "run_autograder"} <= set(members)
     with zipfile.ZipFile(archive) as zf:
         zf.extractall(root / "source")
@@ -126,8 +126,8 @@ def test_mnist_is_bundled_only_when_the_autoencoder_is_graded(tmp_path):
 
     found = sorted(p.name for split in mnist.available_splits() for p in mnist.locate(split).values())
     assert "t10k-images-idx3-ubyte.gz" in found  # the official test set shipped in datasets/mnist
-    with_ae = export_gradescope.build_zip(tmp_path / "ae.zip", ["autoencoder"])
+    with_ae = gradescope.build_zip(tmp_path / "ae.zip", ["autoencoder"])
     assert sorted(m.rsplit("/", 1)[1] for m in with_ae if m.startswith("kit/datasets/mnist/raw/")) == found
-    without = export_gradescope.build_zip(tmp_path / "emb.zip", [EXERCISE])
+    without = gradescope.build_zip(tmp_path / "emb.zip", [EXERCISE])
     assert not [m for m in without if m.startswith("kit/datasets/mnist/") and m.endswith(".gz")]
     assert "kit/datasets/mnist/README.md" in with_ae   # the dataset's licence and citation travel with it

@@ -1,7 +1,7 @@
 """The hybrid search's bound (issue 16): a composite's culprits found by one test are tried first,
 together, by the next; the one-by-one search runs only when they do not explain the output."""
 
-from autograder import hybrid
+from autograder.mistakes import hybrid
 
 
 class _Impl:

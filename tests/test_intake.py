@@ -7,8 +7,11 @@ import zipfile
 
 import pytest
 
-from autograder import gradebook, grading, limits, notebooks
-from autograder.grading import SubmissionFormatError
+from autograder.intake import limits, notebooks
+from autograder.intake import submission
+from autograder.intake.submission import SubmissionFormatError
+from autograder.records import gradebook
+from autograder.run import grading
 
 from test_notebooks import write_notebook
 
@@ -76,26 +79,26 @@ def test_oversize_code_is_refused_naming_the_limit(tmp_path):
     _sparse(folder / "positional_encoding.py")
     t0 = time.monotonic()
     with pytest.raises(SubmissionFormatError, match=f"at most {limits.SUBMISSION_CODE_MAX_BYTES // 1024} KB"):
-        with grading.prepared(folder):
+        with submission.prepared(folder):
             pass
     assert time.monotonic() - t0 < 2
     nb_folder = tmp_path / "notebook"   # converted code counts too
     nb_folder.mkdir()
     write_notebook(nb_folder / "masks.ipynb", [("code", "x = 1  # " + "y" * 600_000)])
     with pytest.raises(SubmissionFormatError, match="512 KB"):
-        with grading.prepared(nb_folder):
+        with submission.prepared(nb_folder):
             pass
     _sparse(nb_folder / "rope.ipynb", limits.SUBMISSION_INTAKE_MAX_BYTES + 1)   # raw notebooks too
     with pytest.raises(SubmissionFormatError, match=f"at most {limits.SUBMISSION_INTAKE_MAX_BYTES // 2**20} MB"):
-        with grading.prepared(nb_folder):
+        with submission.prepared(nb_folder):
             pass
 
 
 def test_a_folder_of_too_many_modules_is_refused(tmp_path):
-    for i in range(grading.MAX_ZIP_FILES + 1):
+    for i in range(submission.MAX_ZIP_FILES + 1):
         (tmp_path / f"m{i}.py").touch()
-    with pytest.raises(SubmissionFormatError, match=f"at most {grading.MAX_ZIP_FILES}"):
-        with grading.prepared(tmp_path):
+    with pytest.raises(SubmissionFormatError, match=f"at most {submission.MAX_ZIP_FILES}"):
+        with submission.prepared(tmp_path):
             pass
 
 
@@ -104,28 +107,28 @@ def test_hostile_zips_are_refused_with_names_shown_safely(tmp_path):
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("masks.py", "#" * (8 * 2**20))
     with pytest.raises(SubmissionFormatError, match="times its packed size"):
-        grading.extract_zip(bomb, tmp_path / "x1")
+        submission.extract_zip(bomb, tmp_path / "x1")
     code = tmp_path / "code.zip"
     with zipfile.ZipFile(code, "w", zipfile.ZIP_STORED) as zf:
         for name in ("masks", "rope", "attention"):
             zf.writestr(f"sub/{name}.py", "x = 1  # " + "y" * 200_000)
     with pytest.raises(SubmissionFormatError, match="512 KB"):
-        with grading.prepared(code):
+        with submission.prepared(code):
             pass
     evil = tmp_path / "evil.zip"
     with zipfile.ZipFile(evil, "w") as zf:
         zf.writestr("\x1b[2J<b>x</b>/../../evil.py", "x = 1\n")
     with pytest.raises(SubmissionFormatError) as caught:
-        grading.extract_zip(evil, tmp_path / "x2")
+        submission.extract_zip(evil, tmp_path / "x2")
     assert "unsafe member" in str(caught.value) and "\x1b" not in str(caught.value) and "\\x1b" in str(caught.value)
     long_name = tmp_path / "long.zip"
     with zipfile.ZipFile(long_name, "w") as zf:
         zf.writestr("a" * 300 + ".py", "x = 1\n")
     with pytest.raises(SubmissionFormatError, match="unsafe member"):
-        grading.extract_zip(long_name, tmp_path / "x3")
+        submission.extract_zip(long_name, tmp_path / "x3")
     clash = tmp_path / "clash.zip"
     with zipfile.ZipFile(clash, "w") as zf:
         zf.writestr("masks.py", "x = 1\n")
         zf.writestr("masks.py/rope.py", "x = 1\n")
     with pytest.raises(SubmissionFormatError, match="not a zip file the grader can read"):
-        grading.extract_zip(clash, tmp_path / "x4")
+        submission.extract_zip(clash, tmp_path / "x4")

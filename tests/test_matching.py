@@ -1,11 +1,13 @@
-"""The matcher's reach beyond single catalog mutants (:mod:`autograder.matching`): two known
+"""The matcher's reach beyond single catalog mutants (:mod:`autograder.mistakes.matching`): two known
 mistakes made in the same file are named together, and nothing is named that does not match."""
 
 import tempfile
 from pathlib import Path
 
-from autograder import catalog, grading, matching, validate
+from autograder import validate
 from autograder.i18n import using
+from autograder.mistakes import catalog, matching
+from grading_runs import run_suites
 
 from conftest import SOLUTIONS_DIR
 
@@ -20,7 +22,7 @@ def _grade_with(mistake_ids, exercise):
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in sources.items():
             (Path(tmp) / f"{name}.py").write_text(text, encoding="utf-8")
-        return grading.run_suites(Path(tmp), names=[exercise], seed=SEED, training=False)
+        return run_suites(Path(tmp), names=[exercise], seed=SEED, training=False)
 
 
 def test_pairs_skip_two_conventions_and_respect_the_cap():
@@ -60,7 +62,7 @@ def test_a_fused_projection_under_another_name_is_named_by_its_shape():
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in sources.items():
             (Path(tmp) / f"{name}.py").write_text(text, encoding="utf-8")
-        results = grading.run_suites(Path(tmp), visibility=("public",), names=["multi_head_attention"], seed=SEED,
+        results = run_suites(Path(tmp), visibility=("public",), names=["multi_head_attention"], seed=SEED,
                                      training=False)
     named = {t["name"]: t["extra_data"].get("mistake") for t in results["tests"] if t["status"] == "failed"}
     projections = [mistake for test, mistake in named.items() if "q_proj, k_proj, v_proj" in test]

@@ -1,7 +1,7 @@
 """Mistakes are named on the file that holds them, the same way however the run is made (issue 14).
 
 A composite's own mistake is named only when its own code, run on the reference components,
-still differs from the reference (:mod:`autograder.hybrid`); otherwise the failing component is
+still differs from the reference (:mod:`autograder.mistakes.hybrid`); otherwise the failing component is
 named. The answer depends neither on which exercises the run grades nor on the clock.
 """
 
@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog, context, grading, paths, testing
+from autograder import context, paths
+from autograder.checks import expectations
+from autograder.mistakes import catalog
+from grading_runs import run_suites
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 5
@@ -33,8 +36,8 @@ def discarded_fill(tmp_path_factory) -> Path:
 
 
 def test_component_bug_is_named_on_the_component_alone_or_with_it(discarded_fill):
-    alone = grading.run_suites(discarded_fill, names=["encoder"], visibility=("public",), seed=SEED, training=False)
-    both = grading.run_suites(discarded_fill, names=["masks", "encoder"], visibility=("public",), seed=SEED,
+    alone = run_suites(discarded_fill, names=["encoder"], visibility=("public",), seed=SEED, training=False)
+    both = run_suites(discarded_fill, names=["masks", "encoder"], visibility=("public",), seed=SEED,
                               training=False)
     encoder = named(alone, "encoder")
     assert len(encoder) >= 3
@@ -53,10 +56,10 @@ def test_component_bug_is_named_on_the_component_alone_or_with_it(discarded_fill
 def test_a_class_batch_names_what_a_lone_grading_names(discarded_fill, tmp_path):
     """The same submission and seed, graded alone in this process or in a two-worker class batch
     beside other students, name the same mistakes on the same tests."""
-    from autograder import batch
+    from autograder.run import batch
 
     options = dict(names=["masks", "encoder"], visibility=("public",), seed=SEED, training=False)
-    alone = grading.run_suites(discarded_fill, **options)
+    alone = run_suites(discarded_fill, **options)
     neighbour = tmp_path / "neighbour"
     shutil.copytree(paths.solutions_dir(), neighbour, ignore=shutil.ignore_patterns("__pycache__"))
     got = {}
@@ -72,7 +75,7 @@ def test_the_composites_own_mistake_is_still_named(tmp_path):
     shutil.copytree(paths.solutions_dir(), folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "masks.py").write_text(catalog.by_id("mask_fill_result_discarded").source(), encoding="utf-8")
     (folder / "attention.py").write_text(catalog.by_id("attention_no_scaling").source(), encoding="utf-8")
-    results = grading.run_suites(folder, names=["attention"], visibility=("public",), seed=SEED, training=False)
+    results = run_suites(folder, names=["attention"], visibility=("public",), seed=SEED, training=False)
     mistakes = {m for m, _ in named(results, "attention").values()}
     assert "attention_no_scaling" in mistakes   # found on attention.py run with the reference masks.py
 
@@ -82,7 +85,7 @@ def test_sample_class_transformer_identical_to_alices_gets_no_transformer_mistak
     dana = REPO / "examples" / "sample_class" / "dana"
     assert (dana / "transformer.py").read_bytes() == (REPO / "examples" / "sample_class" / "alice" /
                                                       "transformer.py").read_bytes()
-    results = grading.run_suites(dana, names=["transformer"], visibility=("public",), seed=SEED, training=False)
+    results = run_suites(dana, names=["transformer"], visibility=("public",), seed=SEED, training=False)
     failing = named(results, "transformer")
     assert failing
     for mistake, culprits in failing.values():
@@ -100,11 +103,11 @@ def test_naming_reads_no_clock(monkeypatch):
 
     got = run(mutant.impl())
     with context.running(context.TestContext(exercise="positional_encoding", seed=1)):
-        idle = testing.identify(run, got, atol=1e-5, rtol=1e-4)
+        idle = expectations.identify(run, got, atol=1e-5, rtol=1e-4)
         start = time.monotonic()
         ticks = iter(range(10**6))
         monkeypatch.setattr(time, "monotonic", lambda: start + 3600.0 * next(ticks))
         monkeypatch.setattr(time, "perf_counter", lambda: start + 3600.0 * next(ticks))
-        loaded = testing.identify(run, got, atol=1e-5, rtol=1e-4)
+        loaded = expectations.identify(run, got, atol=1e-5, rtol=1e-4)
     assert idle is mutant and loaded is mutant
-    assert testing.MAX_CANDIDATES >= len(catalog.all_mutants())
+    assert expectations.MAX_CANDIDATES >= len(catalog.all_mutants())

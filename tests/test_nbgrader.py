@@ -13,7 +13,8 @@ from nbgrader.api import Gradebook
 from click.testing import CliRunner
 
 import cli
-from autograder import exercises, export_nbgrader, release, stubs
+from autograder import exercises
+from autograder.exports import nbgrader, release, stubs
 
 from conftest import SOLUTIONS_DIR
 
@@ -33,12 +34,12 @@ def nbgrader(course, *args):
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     course = tmp_path_factory.mktemp("course")
-    export_nbgrader.build_course(course, ASSIGNMENT, [EXERCISE])
+    nbgrader.build_course(course, ASSIGNMENT, [EXERCISE])
     return course
 
 
 def test_source_notebooks_carry_nbgrader_metadata(course, tmp_path):
-    written = export_nbgrader.build_course(tmp_path, "full", ["encoder"])
+    written = nbgrader.build_course(tmp_path, "full", ["encoder"])
     names = [p.stem for p in written if p.suffix == ".ipynb"]
     assert names == ["masks", "attention", "multi_head_attention", "feed_forward", "encoder"]
     ids = []
@@ -74,9 +75,9 @@ def test_generate_assignment_removes_every_solution(course):
 TAKEOVER = """
 
 import sys as _sys, types as _types
-_fake = _types.ModuleType("autograder.notebooks")
+_fake = _types.ModuleType("autograder.intake.notebooks")
 _fake.grade_notebook_exercise = lambda *args, **kwargs: {points}
-_sys.modules["autograder.notebooks"] = _fake
+_sys.modules["autograder.intake.notebooks"] = _fake
 get_ipython().input_transformers_post.append(
     lambda lines: ["{points}\\n"] if any("transformer-kit" in line for line in lines) else lines)
 """

@@ -12,14 +12,17 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from autograder import console, grading, not_graded, paths, reports
-from autograder.gradebook import Gradebook
+from autograder import paths
+from autograder.records.gradebook import Gradebook
+from autograder.reports import console, render
+from autograder.results import not_graded
 
 REPO = Path(__file__).resolve().parents[1]
 
 SUITE = '''
 import pytest
 from autograder import mnist
+from grading_runs import run_suites
 
 pytestmark = pytest.mark.visibility("public")
 
@@ -52,7 +55,7 @@ def results(tmp_path_factory) -> dict:
     suite = root / "suite" / "test_ng.py"
     suite.parent.mkdir()
     suite.write_text(SUITE)
-    return grading.run_suites(sub, files=[suite], seed=3, lang="en")
+    return run_suites(sub, files=[suite], seed=3, lang="en")
 
 
 def test_results_json_marks_the_grader_problem(results):
@@ -69,25 +72,25 @@ def test_results_json_marks_the_grader_problem(results):
 
 
 def test_feedback_shows_not_graded_not_failed(results):
-    html = reports.render_feedback(results, "html", student="s", lang="en", pictures=False)
+    html = render.render_feedback(results, "html", student="s", lang="en", pictures=False)
     assert "Not graded" in html and "the grader could not judge some tests of autoencoder" in html
     assert html.count("✗") == 1 and html.count('class="badge ng"') == 1   # only the real failure
-    md = reports.render_feedback(results, "md", student="s", lang="en")
+    md = render.render_feedback(results, "md", student="s", lang="en")
     fix = md.split("## What to fix", 1)[1].split("## Not graded", 1)[0]
     assert "wrong shape" in fix and "learns MNIST" not in fix
     assert "- – **autoencoder**: the AutoEncoder learns MNIST (not graded)" in md.split("## Not graded", 1)[1]
-    ko = reports.render_feedback(results, "md", student="s", lang="ko")
+    ko = render.render_feedback(results, "md", student="s", lang="ko")
     assert "채점되지 않음" in ko
 
 
 def test_summary_pass_rates_leave_not_graded_out(results):
     other = {**results, "extra_data": {**results["extra_data"]}}
-    html = reports.render_summary({"a": results, "b": other}, lang="en")
+    html = render.render_summary({"a": results, "b": other}, lang="en")
     assert "Not graded" in html and "<code>a</code>: autoencoder" in html
-    rows = {r["name"]: r for r in reports.summary_context({"a": results})["tests"]}
+    rows = {r["name"]: r for r in render.summary_context({"a": results})["tests"]}
     assert (rows["the AutoEncoder learns MNIST"]["total_n"], rows["the AutoEncoder learns MNIST"]["not_graded_n"]) == (0, 1)
     assert rows["make_causal_mask(3) has 3 blocked positions"]["total_n"] == 1
-    means = {m["name"]: m for m in reports.summary_context({"a": results})["exercise_means"]}
+    means = {m["name"]: m for m in render.summary_context({"a": results})["exercise_means"]}
     assert "autoencoder" not in means and means["masks"]["mean"] == 1.0
 
 

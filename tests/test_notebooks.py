@@ -10,8 +10,10 @@ from click.testing import CliRunner
 from nbformat import v4
 
 from autograder import cli
-from autograder import grading, notebooks
 from autograder.i18n import using
+from autograder.intake import notebooks
+from autograder.intake import submission
+from autograder.run import grading
 
 from conftest import SOLUTIONS_DIR
 
@@ -37,7 +39,7 @@ def test_code_cells_are_joined_and_markdown_and_grader_cells_left_out(tmp_path):
         ("markdown", "# Title\n%not code"),
         ("code", "import math\n"),
         ("code", "def f(x):\n    return math.sqrt(x)", solution),
-        ("code", "from autograder.notebooks import grade_notebook_exercise\ngrade_notebook_exercise('masks')",
+        ("code", "from autograder.intake.notebooks import grade_notebook_exercise\ngrade_notebook_exercise('masks')",
          grader),
     ])
     result = notebooks.convert(nb)
@@ -103,8 +105,8 @@ def test_unreadable_or_non_python_notebooks_raise_a_clear_error(tmp_path):
     r_nb = write_notebook(tmp_path / "rope.ipynb", [("code", "x <- 1")], language="R")
     with pytest.raises(notebooks.NotebookError, match=r"rope.ipynb: the notebook's kernel language is 'R'"):
         notebooks.convert(r_nb)
-    with pytest.raises(grading.SubmissionFormatError, match="not a readable Jupyter notebook"):
-        with grading.prepared(tmp_path):
+    with pytest.raises(submission.SubmissionFormatError, match="not a readable Jupyter notebook"):
+        with submission.prepared(tmp_path):
             pass
 
 
@@ -123,7 +125,7 @@ def test_prepared_converts_exercise_notebooks_and_a_py_file_wins(tmp_path):
     write_notebook(tmp_path / "rope.ipynb", [("code", "%time Y = 1")])
     write_notebook(tmp_path / "scratch.ipynb", [("code", "Z = 1")])
     notes = []
-    with grading.prepared(tmp_path, notes) as folder:
+    with submission.prepared(tmp_path, notes) as folder:
         assert sorted(p.name for p in folder.iterdir()) == ["masks.py", "rope.py"]
         assert (folder / "masks.py").read_text(encoding="utf-8") == "X = 'py'\n"
         assert (folder / "rope.py").read_text(encoding="utf-8").startswith("pass  # removed")
@@ -137,7 +139,7 @@ def test_zipped_notebooks_in_a_folder_are_found(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.write(nb, "alice/masks.ipynb")
     notes = []
-    with grading.prepared(archive, notes) as folder:
+    with submission.prepared(archive, notes) as folder:
         assert folder.name == "alice"
         assert (folder / "masks.py").read_text(encoding="utf-8") == \
             "pass  # removed: IPython magic or shell command\nX = 1\n"

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import mnist, release
+from autograder import mnist
+from autograder.exports import release
 
 from conftest import REPO_ROOT
 from kit_venv import build_wheel, make_wheel_venv

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from autograder import cli
-from autograder import release, stubs
+from autograder.exports import release, stubs
 
 from conftest import REPO_ROOT, SOLUTIONS_DIR
 from kit_venv import make_venv
@@ -46,7 +46,7 @@ def test_the_edition_has_stubs_public_suites_and_the_cli(edition):
 def test_the_edition_holds_nothing_reference_only(edition):
     files = [p for p in edition.rglob("*") if p.is_file()]
     rel = [p.relative_to(edition).as_posix() for p in files]
-    assert not any(r.startswith(("solutions/", "autograder/catalog/", "autograder/suites/hidden/")) for r in rel)
+    assert not any(r.startswith(("solutions/", "autograder/mistakes/catalog/", "autograder/suites/hidden/")) for r in rel)
     assert not any(r.startswith(("autograder/release", "autograder/export_", "autograder/stubs")) for r in rel)
     assert not any(r.startswith("tests/") for r in rel)
     regions = [body for _, body in release.solution_regions(SOLUTIONS_DIR) if len(body.strip()) >= 24]
@@ -83,7 +83,7 @@ def test_the_scan_finds_planted_reference_material(edition, tmp_path):
         (SOLUTIONS_DIR / "masks.py").read_text(encoding="utf-8").replace(stubs.BEGIN_MARKER, "# begin"),
         encoding="utf-8")
     problems = release.reference_material(planted, SOLUTIONS_DIR)
-    assert "autograder/catalog/masks.py: instructor-only path" in problems
+    assert "autograder/mistakes/catalog/masks.py: instructor-only path" in problems
     assert "exercises/masks.py: holds solution code from solutions/masks.py" in problems
 
 

@@ -11,9 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog, grading, paths, pictures, reports
-from autograder.records import ClassRecords
-from autograder.results import error_results
+from autograder import paths
+from autograder.mistakes import catalog
+from autograder.records.class_run import ClassRecords
+from autograder.reports import pictures, render
+from autograder.results.model import error_results
+from autograder.run import grading
+from grading_runs import run_suites
 
 SUITE = Path(__file__).parent / "data" / "report_suite.py"
 CRASH = "import os\nos._exit(3)\n"
@@ -21,7 +25,7 @@ CRASH = "import os\nos._exit(3)\n"
 
 def grade_with_demo_suite(folder: Path, lang: str = "en") -> dict:
     """Grade ``folder`` with the demo suite through the plugin (seed 7)."""
-    return grading.run_suites(folder, files=[SUITE], seed=7, lang=lang)
+    return run_suites(folder, files=[SUITE], seed=7, lang=lang)
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +52,12 @@ def test_demo_results_are_what_the_reports_assume(graded):
 
 
 def test_feedback_html_for_the_reference(graded):
-    html = reports.render_feedback(graded["reference"], "html", student="ref", lang="en")
+    html = render.render_feedback(graded["reference"], "html", student="ref", lang="en")
     assert "4 / 4" in html and "(100%)" in html
     assert html.count("✓") == 3 and "✗" not in html
     assert html.count('src="data:image/png;base64,') == 1          # the attached PE table
     assert "http://" not in html and "https://" not in html and "<script" not in html
-    md = reports.render_feedback(graded["reference"], "md", student="ref", lang="en")
+    md = render.render_feedback(graded["reference"], "md", student="ref", lang="en")
     assert md.startswith("# Feedback: ref\n\n**4 / 4** points (100%)")
     assert "Every test passed." in md
 
@@ -64,20 +68,20 @@ def test_feedback_names_the_mistake_and_hides_hidden_output(graded):
     assert hidden["status"] == "failed" and hidden["output"]
     hint = catalog.by_id("pe_sin_cos_swapped").hint_en
     for fmt in ("html", "md"):
-        text = reports.render_feedback(results, fmt, student="s", lang="en")
+        text = render.render_feedback(results, fmt, student="s", lang="en")
         assert "1 / 4" in text
         assert text.count(hint) == 2                   # the public and the hidden test
         assert "sinusoidal_table(8, 8) has wrong values" in text
         assert "sinusoidal_table(12, 6)" not in text   # hidden test: name, status, hint only
         assert "a longer table matches the reference" in text
-    ko = reports.render_feedback(results, "html", student="s", lang="ko")
+    ko = render.render_feedback(results, "html", student="s", lang="ko")
     assert "피드백" in ko and catalog.by_id("pe_sin_cos_swapped").hint_ko in ko and "숨겨진 테스트" in ko
 
 
 def test_feedback_for_a_crashed_submission(graded):
     results = graded["crashed"]
-    html = reports.render_feedback(results, "html", student="c", lang="en")
-    md = reports.render_feedback(results, "md", student="c", lang="en")
+    html = render.render_feedback(results, "html", student="c", lang="en")
+    md = render.render_feedback(results, "md", student="c", lang="en")
     assert "0 / 4" in html and html.count("✗") == 3
     public = [t for t in results["tests"] if t["visibility"] == "visible"]
     assert all(t["output"].splitlines()[0] in md for t in public)
@@ -86,15 +90,15 @@ def test_feedback_for_a_crashed_submission(graded):
 
 def test_feedback_for_a_submission_that_could_not_be_graded():
     results = error_results("bob.zip: not a valid zip file (File is not a zip file)", "bob.zip")
-    html = reports.render_feedback(results, "html", student="bob", lang="en")
+    html = render.render_feedback(results, "html", student="bob", lang="en")
     assert "Your submission could not be graded." in html and "not a valid zip file" in html
-    assert "제출물을 채점할 수 없습니다." in reports.render_feedback(results, "md", lang="ko")
+    assert "제출물을 채점할 수 없습니다." in render.render_feedback(results, "md", lang="ko")
 
 
 def test_summary_counts_passes_and_mistakes(graded):
     class_results = dict(graded)
     class_results["bob"] = error_results("bob.zip: not a valid zip file", "bob.zip")
-    context = reports.summary_context(class_results)
+    context = render.summary_context(class_results)
     assert (context["n"], context["n_graded"]) == (4, 3)
     assert context["stats"]["mean"] == pytest.approx((4 + 1 + 0) / 3, abs=0.01)
     rates = {t["name"]: (t["passed_n"], t["total_n"]) for t in context["tests"]}
@@ -102,10 +106,10 @@ def test_summary_counts_passes_and_mistakes(graded):
                      "the causal mask blocks the future": (2, 3)}
     assert [(m["id"], m["count"]) for m in context["mistakes"]] == [("pe_sin_cos_swapped", 1)]
     assert sorted(s["student"] for s in context["slowest"]) == ["crashed", "reference", "swapped"]
-    html = reports.render_summary(class_results, lang="en")
+    html = render.render_summary(class_results, lang="en")
     assert "Most common mistakes" in html and "pe_sin_cos_swapped" in html and "bob" in html
     assert html.count('src="data:image/png;base64,') == 1     # the score histogram
-    assert "점수 분포" in reports.render_summary(class_results, lang="ko")
+    assert "점수 분포" in render.render_summary(class_results, lang="ko")
 
 
 def test_korean_test_names_come_from_the_ko_docstring_line(tmp_path):
@@ -158,7 +162,7 @@ def test_pictures_from_the_reference_code(ref):
     assert all(w == 0 for row, brow in zip(weights, blocked) for w, b in zip(row, brow) if b)
     causal = figures["attention_causal"]
     assert causal["blocked"][0] == [False] + [True] * 5 and causal["weights"][0][0] == pytest.approx(1.0)
-    drawn = pictures.render(figures, reports.picture_labels())
+    drawn = pictures.render(figures, render.picture_labels())
     assert [d["name"] for d in drawn] == ["pe_table", "attention_padded", "attention_causal"]
     assert all(d["uri"].startswith("data:image/png;base64,") for d in drawn)
 
@@ -187,10 +191,10 @@ def test_pictures_come_from_the_grading_session(tmp_path):
     assert len(table["got"]) == 32 and len(table["got"][0]) == 32
     assert max(abs(g - e) for gr, er in zip(table["got"], table["expected"]) for g, e in zip(gr, er)) < 1e-5
     assert "figure_problems" not in results["extra_data"]
-    died = grading.run_suites(dying, files=[SUITE], seed=7, pictures=True)
+    died = run_suites(dying, files=[SUITE], seed=7, pictures=True)
     assert died["score"] == 4.0 and all(t["status"] == "passed" for t in died["tests"])
     assert "pe_table" in died["extra_data"]["figure_problems"] and "pe_table" not in died["extra_data"]["figures"]
-    html = reports.render_feedback(died, "html", student="dying", lang="en")
+    html = render.render_feedback(died, "html", student="dying", lang="en")
     assert "Not drawn (no points depend on the pictures):" in html
     assert "Positional encoding: your table beside the formula: " in html
 
@@ -198,19 +202,19 @@ def test_pictures_come_from_the_grading_session(tmp_path):
 def test_picture_problems_are_shown_as_data(graded):
     results = json.loads(json.dumps(graded["reference"]))
     results["extra_data"]["figure_problems"] = {"attention_causal": "<b>boom</b>\x1b[31m", "*": "TimeoutError"}
-    html = reports.render_feedback(results, "html", student="s", lang="en")
+    html = render.render_feedback(results, "html", student="s", lang="en")
     assert "Attention with a causal mask: &lt;b&gt;boom&lt;/b&gt;\\x1b[31m" in html and "<b>boom" not in html
     assert "all pictures: TimeoutError" in html
-    assert "Not drawn" not in reports.render_feedback(graded["reference"], "html", student="s", lang="en")
+    assert "Not drawn" not in render.render_feedback(graded["reference"], "html", student="s", lang="en")
 
 
 def test_pictures_reject_malformed_data():
-    drawn = pictures.render({"pe_table": {"got": [[0.0]]}, "loss_curve": {"losses": []}}, reports.picture_labels())
+    drawn = pictures.render({"pe_table": {"got": [[0.0]]}, "loss_curve": {"losses": []}}, render.picture_labels())
     assert drawn[0]["error"] == "figure 'pe_table' lacks the field 'expected'"
     assert drawn[1]["error"] == "figure 'loss_curve' needs 'losses', a non-empty list of numbers"
     ae = pictures.render({"ae_reconstructions": {"originals": [[[0.0] * 28] * 28] * 3,
                                                  "reconstructions": [[[1.0] * 28] * 28] * 3},
-                          "loss_curve": {"losses": [0.3, 0.1, 0.05]}}, reports.picture_labels())
+                          "loss_curve": {"losses": [0.3, 0.1, 0.05]}}, render.picture_labels())
     assert [d["name"] for d in ae] == ["ae_reconstructions", "loss_curve"] and all("uri" in d for d in ae)
 
 
@@ -218,7 +222,7 @@ def test_the_loss_curve_counts_epochs_in_whole_numbers():
     """Three epochs are ticked 1, 2, 3 (matplotlib's default locator wrote 1.25, 1.5, ...)."""
     import matplotlib.pyplot as plt
 
-    fig = pictures.loss_figure({"losses": [0.08, 0.03, 0.02]}, reports.picture_labels())
+    fig = pictures.loss_figure({"losses": [0.08, 0.03, 0.02]}, render.picture_labels())
     ax = fig.axes[0]
     low, high = ax.get_xlim()
     assert [t for t in ax.get_xticks() if low <= t <= high] == [1.0, 2.0, 3.0]
@@ -228,7 +232,7 @@ def test_the_loss_curve_counts_epochs_in_whole_numbers():
 def test_attach_keeps_small_plain_data():
     import torch
 
-    from autograder.plugin import Attachments
+    from autograder.run.plugin import Attachments
 
     attach = Attachments()
     attach("loss_curve", losses=torch.tensor([0.5, 0.25]), note="x")
@@ -238,7 +242,7 @@ def test_attach_keeps_small_plain_data():
 
 
 def test_render_rejects_what_is_not_a_results_dict():
-    with pytest.raises(reports.ReportError, match="'tests'"):
-        reports.render_feedback({"score": 1}, "html")
+    with pytest.raises(render.ReportError, match="'tests'"):
+        render.render_feedback({"score": 1}, "html")
     with pytest.raises(ValueError, match="fmt must be 'html' or 'md'"):
-        reports.render_feedback({}, "pdf")
+        render.render_feedback({}, "pdf")

@@ -1,4 +1,4 @@
-"""The results model (autograder/results.py): results.json read and written unchanged, one error
+"""The results model (autograder/results/model.py): results.json read and written unchanged, one error
 builder, and the readers' promise that exporting grades.csv, rendering reports and reading
 submissions for ``tkit similarity`` import no torch."""
 
@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from autograder import exercises, not_graded, pictures
-from autograder.results import ExerciseScore, Results, TestResult, as_results, error_results
+from autograder import exercises
+from autograder.reports import pictures
+from autograder.results import not_graded
+from autograder.results.model import ExerciseScore, Results, TestResult, as_results, error_results
 
 KIT_RESULTS = {
     "score": 3.0, "execution_time": 1.25, "output": "3 of 5 points", "visibility": "visible",
@@ -118,8 +120,10 @@ NO_TORCH = """
 import json, sys
 from click.testing import CliRunner
 from autograder.cli import main
-from autograder.gradebook import Gradebook
-from autograder import grading, reports, similarity  # noqa: F401 (similarity: what `tkit similarity` imports)
+from autograder.intake import submission
+from autograder.records.gradebook import Gradebook
+from autograder.reports import render as reports
+from autograder.similarity import matcher  # noqa: F401 (what `tkit similarity` imports)
 results = json.loads(sys.argv[1])
 with Gradebook(sys.argv[2]) as book:
     book.record("alice", results, content_hash="h")
@@ -128,7 +132,7 @@ assert run.exit_code == 0, run.output
 html = reports.render_feedback(results, "html", student="alice", lang="en")
 assert html.count("data:image/png") == 3, html.count("data:image/png")
 summary = reports.render_summary({"alice": results}, lang="en")
-with grading.prepared(sys.argv[4]) as folder:   # how `tkit similarity` reads a submission
+with submission.prepared(sys.argv[4]) as folder:   # how `tkit similarity` reads a submission
     pass
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchvision"))))
 """

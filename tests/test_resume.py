@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.untrusted import submission_dir
+from autograder.intake.untrusted import submission_dir
 from benchmarks.proctree import process_tree
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,9 +7,10 @@ from urllib.parse import unquote
 
 from rich.console import Console
 
-from autograder import console, not_graded, reports, roster
-from autograder.records import ClassRecords
-from autograder.results import error_results
+from autograder.records.class_run import ClassRecords
+from autograder.reports import console, render, roster
+from autograder.results import not_graded
+from autograder.results.model import error_results
 
 
 def record(exercise, name, status="passed", max_score=1.0, *, hidden=False, **extra):
@@ -58,7 +59,7 @@ def test_roster_rows_hold_totals_exercises_mistakes_and_not_graded_marks():
 
 
 def test_summary_html_shows_the_roster_with_links():
-    html = reports.render_summary(CLASS, lang="en", feedback_href=lambda sid: f"submissions/{sid}/feedback.html")
+    html = render.render_summary(CLASS, lang="en", feedback_href=lambda sid: f"submissions/{sid}/feedback.html")
     table = html.split('<table class="roster">', 1)[1].split("</table>", 1)[0]
     # the name itself links to the report (the feedback column is off-screen on a wide roster)
     ben = table.split('<tr><td><a href="submissions/ben/feedback.html">ben</a></td>', 1)[1].split("</tr>", 1)[0]
@@ -66,8 +67,8 @@ def test_summary_html_shows_the_roster_with_links():
     assert '<a href="submissions/ben/feedback.html">feedback.html</a>' in ben
     dee = table.split('<tr><td><a href="submissions/dee/feedback.html">dee</a></td>', 1)[1].split("</tr>", 1)[0]
     assert "not a valid zip file" in dee
-    assert "<tr><td>ann</td>" in reports.render_summary(CLASS, lang="en")   # no link without a report
-    assert "채점되지 않음" in reports.render_summary(CLASS, lang="ko")
+    assert "<tr><td>ann</td>" in render.render_summary(CLASS, lang="en")   # no link without a report
+    assert "채점되지 않음" in render.render_summary(CLASS, lang="ko")
 
 
 def test_class_records_link_each_students_own_folder(tmp_path):
@@ -99,12 +100,12 @@ def test_a_submission_that_could_not_be_graded_gets_its_results_json(tmp_path):
 
 def test_self_check_report_is_titled_for_the_student_without_hidden_wording():
     public_only = results([record("masks", "causal", "failed", output="wrong")])
-    html = reports.render_feedback(public_only, "html", lang="en", pictures=False, self_check=True)
+    html = render.render_feedback(public_only, "html", lang="en", pictures=False, self_check=True)
     assert re.search(r"<title>Your self-check</title>", html) and "<h1>Your self-check</h1>" in html
     body = html.split("<body>", 1)[1]
     assert "hidden test" not in body.lower() and "Hidden tests" not in body
     graded = results([record("masks", "causal"), record("masks", "more", "failed", hidden=True)])
-    html = reports.render_feedback(graded, "html", student="ann", lang="en", pictures=False)
+    html = render.render_feedback(graded, "html", student="ann", lang="en", pictures=False)
     assert "<h1>Feedback: ann</h1>" in html and "Hidden tests show only their name" in html
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, sandbox
-from autograder.sandbox import zygote_parent
+from autograder import sandbox
 from autograder.commands import doctor
-from autograder.remote import RemoteImpl, SubmissionError
+from autograder.run import batch
 from autograder.sandbox import Limits
+from autograder.sandbox import zygote_parent
+from autograder.sandbox.remote import RemoteImpl, SubmissionError
 
 TOY = '''
 import os, signal, sys, time
@@ -225,7 +226,7 @@ def test_ctrl_c_keeps_every_finished_result(tmp_path, monkeypatch):
         graded.append(path.name)
         return {"score": 1.0, "path": str(path)}
 
-    from autograder import grading
+    from autograder.run import grading
 
     monkeypatch.setattr(grading, "grade_submission", fake_grade)
     seen = []
@@ -247,7 +248,7 @@ def test_ctrl_c_keeps_every_finished_result(tmp_path, monkeypatch):
 SHARED_BATCH = """
 import json, sys
 from pathlib import Path
-from autograder import batch
+from autograder.run import batch
 from autograder.sandbox import zygote_parent
 
 marker = Path(sys.argv[2])

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from nbformat import v4
 
 import cli
-from autograder import limits, similarity, similarity_report
+from autograder.intake import limits
+from autograder.similarity import matcher, report
 
 from conftest import REPO_ROOT
 
@@ -97,13 +98,13 @@ def test_a_copied_exercise_with_renamed_variables_is_flagged_on_that_exercise_on
     assert attention_b != attention_a
     entries = [student(tmp_path, "ann", {"attention": attention_a, "masks": filled("masks", MASKS_A)}),
                student(tmp_path, "bob", {"attention": attention_b, "masks": filled("masks", MASKS_B)})]
-    result = similarity.compare_class(entries)
+    result = matcher.compare_class(entries)
     assert result.complete and not result.refused
     assert student_pairs(result) == {("ann", "bob", "attention")}
     copied = next(p for p in result.pairs if p.student_b == "bob" and p.exercise == "attention")
     assert copied.similarity == 1.0 and copied.share_a == copied.share_b == 1.0
     masks = [p for p in result.pairs if p.student_b == "bob" and p.exercise == "masks"]
-    assert all(p.similarity < similarity.FLAG_THRESHOLD for p in masks)
+    assert all(p.similarity < matcher.FLAG_THRESHOLD for p in masks)
 
 
 def test_exercises_compared_in_worker_processes_give_the_same_result(tmp_path):
@@ -111,8 +112,8 @@ def test_exercises_compared_in_worker_processes_give_the_same_result(tmp_path):
     entries = [student(tmp_path, "ann", {"attention": attention, "masks": filled("masks", MASKS_A)}),
                student(tmp_path, "bob", {"attention": rename(attention, {"scores": "s"}),
                                          "masks": filled("masks", MASKS_B)})]
-    alone = similarity.compare_class(entries, workers=1)
-    shared = similarity.compare_class(entries, workers=2)
+    alone = matcher.compare_class(entries, workers=1)
+    shared = matcher.compare_class(entries, workers=2)
     assert shared.complete and len(alone.pairs) >= 3
     assert [(p.student_a, p.student_b, p.exercise, p.similarity, p.matched) for p in shared.pairs] == [
         (p.student_a, p.student_b, p.exercise, p.similarity, p.matched) for p in alone.pairs]
@@ -123,20 +124,20 @@ def test_exercises_compared_in_worker_processes_give_the_same_result(tmp_path):
 def test_the_same_pe_formula_written_independently_is_not_flagged(tmp_path):
     entries = [student(tmp_path, sid, {"positional_encoding": filled("positional_encoding", {"sinusoidal_table": body})})
                for sid, body in (("ann", PE_A), ("bob", PE_B))]
-    result = similarity.compare_class(entries)
+    result = matcher.compare_class(entries)
     pair = [p for p in result.pairs if p.student_b == "bob"]
     assert pair, "the two PE lines they share are found"
-    assert 0.05 <= pair[0].similarity < similarity.FLAG_THRESHOLD and not pair[0].flagged
+    assert 0.05 <= pair[0].similarity < matcher.FLAG_THRESHOLD and not pair[0].flagged
     assert not [p for p in result.pairs if p.flagged]
 
 
 def test_the_stubs_alone_score_zero_against_each_other_and_the_reference(tmp_path):
     stubs = {path.stem: path.read_text(encoding="utf-8") for path in STUBS.glob("*.py")}
     entries = [student(tmp_path, "ann", stubs), student(tmp_path, "bob", stubs)]
-    result = similarity.compare_class(entries)
+    result = matcher.compare_class(entries)
     assert result.students == ["ann", "bob"] and result.pairs == []
-    fp = similarity.fingerprint(stubs["masks"], None)
-    boilerplate = similarity.exercise_fingerprints("masks", {"x": stubs["masks"]}, stubs["masks"], 1)
+    fp = matcher.fingerprint(stubs["masks"], None)
+    boilerplate = matcher.exercise_fingerprints("masks", {"x": stubs["masks"]}, stubs["masks"], 1)
     assert fp.hashes and not boilerplate["x"].hashes and boilerplate["x"].token_coverage == 0
 
 
@@ -144,13 +145,13 @@ def test_a_leaked_reference_solution_is_reported_with_an_empty_student_b(tmp_pat
     reference = (REPO_ROOT / "solutions" / "masks.py").read_text(encoding="utf-8")
     entries = [student(tmp_path, "ann", {"masks": rename(reference, {"token_ids": "toks", "scores": "s"})}),
                student(tmp_path, "bob", {"masks": filled("masks", MASKS_B)})]
-    result = similarity.compare_class(entries)
+    result = matcher.compare_class(entries)
     leaked = [p for p in result.pairs if p.flagged and p.student_b is None]
     assert [(p.student_a, p.exercise, p.similarity) for p in leaked] == [("ann", "masks", 1.0)]
-    rows = list(csv.reader(io.StringIO(similarity_report.csv_text(result))))
+    rows = list(csv.reader(io.StringIO(report.csv_text(result))))
     assert rows[0] == ["student_a", "student_b", "exercise", "similarity"]
     assert ["ann", "", "masks", "1.0000"] in rows
-    assert all(float(row[3]) >= similarity.CSV_MIN for row in rows[1:])
+    assert all(float(row[3]) >= matcher.CSV_MIN for row in rows[1:])
 
 
 def test_a_notebook_and_a_zip_are_compared_on_their_graded_code(tmp_path):
@@ -166,7 +167,7 @@ def test_a_notebook_and_a_zip_are_compared_on_their_graded_code(tmp_path):
     with zipfile.ZipFile(tmp_path / "bob.zip", "w") as zf:
         zf.writestr("bob/masks.py", rename(code, {"upper": "above"}))
         zf.writestr("bob/notes.txt", "not code")
-    result = similarity.compare_class([("ann", nb_dir), ("bob", tmp_path / "bob.zip")], reference=False)
+    result = matcher.compare_class([("ann", nb_dir), ("bob", tmp_path / "bob.zip")], reference=False)
     assert not result.refused
     assert "%timeit" not in result.sources["ann"]["masks"]
     # the magic became ``pass`` in the graded module, the markdown cell is no code: all else matches
@@ -181,7 +182,7 @@ def test_an_oversize_or_broken_submission_is_refused_for_that_student_only(tmp_p
     (tmp_path / "mal.zip").write_bytes(b"PK\x03\x04 not a zip")
     entries = [student(tmp_path, "ann", {"masks": masks}), student(tmp_path, "bob", {"masks": masks}),
                student(tmp_path, "eve", {"masks": big}), ("mal", tmp_path / "mal.zip")]
-    result = similarity.compare_class(entries, reference=False)
+    result = matcher.compare_class(entries, reference=False)
     assert set(result.refused) == {"eve", "mal"} and "SubmissionTooLarge" in result.refused["eve"]
     assert "SubmissionFormatError" in result.refused["mal"]
     assert result.students == ["ann", "bob"]
@@ -190,9 +191,9 @@ def test_an_oversize_or_broken_submission_is_refused_for_that_student_only(tmp_p
 
 def test_the_run_stops_at_its_time_limit_and_says_so(tmp_path):
     entries = [student(tmp_path, "ann", {"masks": filled("masks", MASKS_A)})]
-    result = similarity.compare_class(entries, time_limit=0.0)
+    result = matcher.compare_class(entries, time_limit=0.0)
     assert not result.complete and result.pairs == []
-    html = similarity_report.render_html(result)
+    html = report.render_html(result)
     assert "Incomplete" in html
 
 
@@ -202,8 +203,8 @@ def test_the_run_stops_at_its_time_limit_and_says_so(tmp_path):
 def test_csv_cells_follow_the_owasp_rule_of_grades_csv(student_id, cell):
     """The same neutraliser as grades.csv (untrusted.csv_cell): a formula gets a leading quote,
     a number literal stays what a spreadsheet reads anyway, a line break stays inside its cell."""
-    result = similarity.Result(pairs=[similarity.Pair(student_id, None, "masks", 0.5, 0.5, 0.4, 90)])
-    rows = list(csv.reader(io.StringIO(similarity_report.csv_text(result), newline="")))
+    result = matcher.Result(pairs=[matcher.Pair(student_id, None, "masks", 0.5, 0.5, 0.4, 90)])
+    rows = list(csv.reader(io.StringIO(report.csv_text(result), newline="")))
     assert rows[1:] == [[cell, "", "masks", "0.5000"]]
 
 
@@ -220,7 +221,7 @@ def test_hostile_student_ids_are_escaped_in_the_html_and_neutralised_in_the_csv(
     assert "<mark>" in html and "<script" not in html and "&lt;/pre&gt;&lt;script&gt;alert(1)" in html
     assert "http" not in html.lower()  # self-contained: nothing fetched from the network
     rows = list(csv.reader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
-    assert rows[0] == list(similarity_report.CSV_COLUMNS)
+    assert rows[0] == list(report.CSV_COLUMNS)
     assert ["'" + evil_csv, evil_html, "masks", "1.0000"] in rows or [evil_html, "'" + evil_csv, "masks", "1.0000"] in rows
     assert not any(cell.startswith("=") for row in rows for cell in row)
 
@@ -247,16 +248,17 @@ def test_side_by_side_pieces_keep_context_around_the_matching_regions():
 
     code = "".join(f"line {i}\n" for i in range(20))
     start = code.index("line 10")
-    pieces = similarity_report.segments(code, np.array([[start], [start + len("line 10\nline 11")]]), context=2)
+    pieces = report.segments(code, np.array([[start], [start + len("line 10\nline 11")]]), context=2)
     assert [p["gap"] for p in pieces] == [8, 0, 0, 0, 7]
     assert pieces[1:4] == [{"text": "line 8\nline 9\n", "match": False, "gap": 0},
                            {"text": "line 10\nline 11", "match": True, "gap": 0},
                            {"text": "\nline 12\n", "match": False, "gap": 0}]
-    assert similarity_report.segments("abc", None) == [{"text": "abc", "match": False, "gap": 0}]
+    assert report.segments("abc", None) == [{"text": "abc", "match": False, "gap": 0}]
 
 
 def test_tkit_grade_similarity_writes_the_report_beside_the_grades(tmp_path, monkeypatch):
-    from autograder import batch, sandbox
+    from autograder import sandbox
+    from autograder.run import batch
 
     masks = filled("masks", MASKS_A)
     student(tmp_path / "class", "ann", {"masks": masks})

@@ -1,4 +1,4 @@
-"""The stub generator (autograder/stubs.py) and the committed student stubs in exercises/."""
+"""The stub generator (autograder/exports/stubs.py) and the committed student stubs in exercises/."""
 
 import ast
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder import exercises
-from autograder.stubs import check_in_sync, generate_exercises, generate_stub, stub_file_text
+from autograder.exports.stubs import check_in_sync, generate_exercises, generate_stub, stub_file_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

@@ -1,4 +1,4 @@
-"""The suite-author API (autograder/suitelib, autograder.testing) against the reference solutions and PyTorch."""
+"""The suite-author API (autograder/suitelib, autograder.checks.expectations) against the reference solutions and PyTorch."""
 
 import math
 
@@ -7,9 +7,9 @@ import torch
 
 from torch import nn
 
-from autograder import testing
+from autograder.checks import expectations
+from autograder.checks import formulas, inputs, oracles, weights
 from autograder.child import tasks
-from autograder.suitelib import formulas, inputs, oracles, weights
 
 
 def test_distinct_draws_different_values_in_range():
@@ -144,25 +144,25 @@ def test_check_takes_expected_as_a_function_of_the_output():
     """``expected=f``: the student's output must equal ``f(output)``; a mismatch is named
     (here from ``variants``: no catalog search outside a grading run)."""
     pair = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]))
-    assert testing.check(lambda impl: impl, pair, lambda got: (got[0], got[0]), what="pair") is pair
+    assert expectations.check(lambda impl: impl, pair, lambda got: (got[0], got[0]), what="pair") is pair
     bad = (torch.tensor([1.0, 2.0]), torch.tensor([2.0, 1.0]))
-    with pytest.raises(testing.Mismatch) as caught:
-        testing.check(lambda impl: impl, bad, lambda got: (got[0], got[0]), what="pair",
+    with pytest.raises(expectations.Mismatch) as caught:
+        expectations.check(lambda impl: impl, bad, lambda got: (got[0], got[0]), what="pair",
                       variants={"pe_sin_cos_swapped": lambda: bad, "pe_halves_concatenated": lambda: pair})
     assert caught.value.mistake.id == "pe_sin_cos_swapped"
 
 
 def test_expect_property_and_expect_same_name_the_mistake_once():
-    assert testing.expect_same(lambda impl: (impl, impl), torch.ones(2), what="twice")[0].sum() == 2
-    with pytest.raises(testing.Mismatch, match="second call"):
-        testing.expect_same(lambda impl: (impl, impl + 1), torch.ones(2), what="second call")
+    assert expectations.expect_same(lambda impl: (impl, impl), torch.ones(2), what="twice")[0].sum() == 2
+    with pytest.raises(expectations.Mismatch, match="second call"):
+        expectations.expect_same(lambda impl: (impl, impl + 1), torch.ones(2), what="second call")
 
     def verify(got):
-        raise testing.Mismatch("never right")
+        raise expectations.Mismatch("never right")
 
-    with pytest.raises(testing.Mismatch, match="never right") as caught:
-        testing.expect_property(lambda impl: impl, torch.ones(2), verify)
+    with pytest.raises(expectations.Mismatch, match="never right") as caught:
+        expectations.expect_property(lambda impl: impl, torch.ones(2), verify)
     assert caught.value.mistake is None
     with pytest.raises(KeyError):    # other errors pass through unchanged
-        with testing.naming_mistakes(lambda impl: impl, 1, variants={"x": lambda: 1}):
+        with expectations.naming_mistakes(lambda impl: impl, 1, variants={"x": lambda: 1}):
             raise KeyError("x")

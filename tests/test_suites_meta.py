@@ -4,12 +4,13 @@ solutions (the student edition has none)."""
 
 import pytest
 
-from autograder import exercises, suite_index
+from autograder import exercises
+from autograder.run import rubric
 
 
 @pytest.fixture(scope="module")
 def suite_tests():
-    return suite_index.collect()
+    return rubric.collect()
 
 
 def test_every_test_has_exercise_and_points(suite_tests):
@@ -25,7 +26,7 @@ def test_visibility_is_public_or_hidden(suite_tests):
 
 
 def test_points_add_up_per_exercise(suite_tests):
-    split = suite_index.points_split(suite_tests)
+    split = rubric.points_split(suite_tests)
     got = {name: round(sum(split.get(name, {}).values()), 6) for name in exercises.NAMES}
     expected = {e.name: float(e.points) for e in exercises.EXERCISES}
     assert got == expected
@@ -37,7 +38,7 @@ def test_total_is_100(suite_tests):
 
 
 def test_every_exercise_has_public_and_hidden_tests(suite_tests):
-    split = suite_index.points_split(suite_tests)
+    split = rubric.points_split(suite_tests)
     missing = [(name, vis) for name in exercises.NAMES for vis in ("public", "hidden")
                if split.get(name, {}).get(vis, 0.0) <= 0]
     assert missing == []

@@ -37,7 +37,7 @@ def test_seed_everything_seeds_numpy_when_imported():
 def test_a_child_starts_with_what_its_seeding_needs_already_imported(tmp_path):
     """numpy.random (a lazy submodule of numpy 2, seeded before every test) comes from the
     zygote, not from an import in each child's first test."""
-    from autograder.remote import RemoteImpl
+    from autograder.sandbox.remote import RemoteImpl
     from autograder.sandbox import Limits
 
     (tmp_path / "probe.py").write_text("import sys\nLOADED = sorted(m for m in ('numpy', 'numpy.random', 'torch') "
@@ -52,6 +52,7 @@ def test_a_child_starts_with_what_its_seeding_needs_already_imported(tmp_path):
 import pytest  # noqa: E402
 
 from autograder import memo  # noqa: E402
+from grading_runs import run_suites
 
 SHARED = torch.arange(6.0)  # a module global some closures below read
 
@@ -173,16 +174,17 @@ def test_once_replays_the_generator_and_leaves_the_global_one_alone(fresh_memo):
 
 
 def test_check_never_reuses_an_expected_value_for_other_inputs(fresh_memo):
-    from autograder import testing, variants
+    from autograder.checks import expectations
+    from autograder.mistakes import implementations
 
-    reference = variants.reference()
+    reference = implementations.reference()
     for scale in (1.0, 2.0, 1.0, 3.0):
         scores = torch.tensor([[2.0, 1.0, 0.5, 3.0]]) * scale
 
         def run(impl, scores=scores):
             return impl.masks.masked_softmax(scores, None)
 
-        got = testing.check(run, reference, what="masked_softmax")   # a stale value would fail here
+        got = expectations.check(run, reference, what="masked_softmax")   # a stale value would fail here
         assert torch.allclose(got, torch.softmax(scores, -1))
     assert memo.stats()["hits"] == 1 and memo.stats()["misses"] == 3
 
@@ -195,16 +197,16 @@ def _outcomes(results: dict) -> list:
 def test_grades_and_named_mistakes_are_the_same_with_and_without_the_cache(fresh_memo, monkeypatch):
     """chen: two mistakes (the PE table, the padding mask) and their composites; graded with the
     cache off, then twice with it on (the second run answered from it)."""
-    from autograder import grading
+    from autograder.run import grading
 
     chen = Path(__file__).resolve().parent.parent / "examples" / "sample_class" / "chen"
     names = ["positional_encoding", "masks", "encoder", "transformer"]
     monkeypatch.setenv("TKIT_MEMO", "0")
-    plain = grading.run_suites(chen, names=names, seed=11, training=False)
+    plain = run_suites(chen, names=names, seed=11, training=False)
     monkeypatch.setenv("TKIT_MEMO", "1")
-    first = grading.run_suites(chen, names=names, seed=11, training=False)
+    first = run_suites(chen, names=names, seed=11, training=False)
     hits = memo.stats()["hits"]
-    second = grading.run_suites(chen, names=names, seed=11, training=False)
+    second = run_suites(chen, names=names, seed=11, training=False)
     assert memo.stats()["hits"] > hits + 20
     assert _outcomes(plain) == _outcomes(first) == _outcomes(second)
     named = {t.get("extra_data", {}).get("mistake") for t in second["tests"]}
@@ -212,23 +214,23 @@ def test_grades_and_named_mistakes_are_the_same_with_and_without_the_cache(fresh
     assert 0 < second["score"] < sum(t["max_score"] for t in second["tests"])
 
 
-# -- autograder.suite_runner: one pytest session for many submissions -------------------------
+# -- autograder.run.pytest_session: one pytest session for many submissions -------------------------
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_class"
 
 
 def test_a_kept_session_grades_each_submission_as_a_session_of_its_own():
     """alice (correct), chen (two mistakes), bob (stubs), then alice again, through one runner:
     every result as grading each alone gives, in the same order, nothing carried over."""
-    from autograder import grading, suite_runner
+    from autograder.run import grading, pytest_session
     from autograder.options import GradingOptions
 
     options = GradingOptions(names=("masks", "attention", "encoder"), seed=3, training=False)
     files = grading.suite_files(options.visibility, options.names)
-    runner = suite_runner.SuiteRunner(options, files)
+    runner = pytest_session.SuiteRunner(options, files)
     try:
         for name in ("alice", "chen", "bob", "alice"):
             warm = runner.grade(SAMPLE / name, options).to_gradescope()
-            alone = grading.run_suites(SAMPLE / name, options)
+            alone = run_suites(SAMPLE / name, options)
             assert _outcomes(warm) == _outcomes(alone), name
         assert runner.alive
     finally:
@@ -237,37 +239,37 @@ def test_a_kept_session_grades_each_submission_as_a_session_of_its_own():
 
 
 def test_keep_warm_routes_grade_folder_through_one_runner_per_collection(monkeypatch):
-    from autograder import grading, suite_runner
+    from autograder.run import grading, pytest_session
 
     monkeypatch.setattr(suite_runner, "_WARM", {"enabled": False, "runner": None})
-    suite_runner.keep_warm()
+    pytest_session.keep_warm()
     try:
-        first = grading.run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
-        runner = suite_runner._WARM["runner"]
-        again = grading.run_suites(SAMPLE / "chen", names=["masks"], seed=1, training=False)
-        assert suite_runner._WARM["runner"] is runner            # the same session
-        grading.run_suites(SAMPLE / "alice", names=["attention"], seed=1, training=False)
-        assert suite_runner._WARM["runner"] is not runner and not runner.alive  # other suites: a new one
+        first = run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
+        runner = pytest_session._WARM["runner"]
+        again = run_suites(SAMPLE / "chen", names=["masks"], seed=1, training=False)
+        assert pytest_session._WARM["runner"] is runner            # the same session
+        run_suites(SAMPLE / "alice", names=["attention"], seed=1, training=False)
+        assert pytest_session._WARM["runner"] is not runner and not runner.alive  # other suites: a new one
         assert first["score"] == sum(t["max_score"] for t in first["tests"]) and again["score"] < first["score"]
     finally:
-        suite_runner.keep_warm(False)
-    assert suite_runner._WARM["runner"] is None
+        pytest_session.keep_warm(False)
+    assert pytest_session._WARM["runner"] is None
 
 
 def test_a_suite_that_does_not_import_is_reported_not_graded(tmp_path):
-    from autograder import suite_runner
+    from autograder.run import pytest_session
     from autograder.options import GradingOptions
 
     broken = tmp_path / "test_broken.py"
     broken.write_text("import pytest\npytestmark = pytest.mark.exercise('masks')\ndef test_x(:\n    pass\n")
     with pytest.raises(RuntimeError, match="test_broken.py"):
-        suite_runner.SuiteRunner(GradingOptions(files=(broken,), seed=1), [broken])
+        pytest_session.SuiteRunner(GradingOptions(files=(broken,), seed=1), [broken])
 
 
 def test_compare_passes_and_fails_as_before_on_nan_inf_and_masked_values():
     """compare() checks the common all-close case first; what passes and what fails, and why, is
     unchanged."""
-    from autograder.comparison import Mismatch, compare
+    from autograder.mistakes.comparison import Mismatch, compare
 
     nan, inf = float("nan"), float("inf")
     passing = [([1.0, nan, inf], [1.0 + 1e-7, nan, inf], None),
@@ -286,7 +288,7 @@ def test_compare_passes_and_fails_as_before_on_nan_inf_and_masked_values():
 @pytest.mark.parametrize("kind,num_layers,norm_first", [("encoder", None, False), ("decoder", None, True),
                                                         ("encoder", 2, True), ("decoder", 2, False)])
 def test_an_oracle_case_is_the_oracle_drawn_and_run_directly(fresh_memo, kind, num_layers, norm_first):
-    from autograder.suitelib import oracles, weights
+    from autograder.checks import oracles, weights
 
     def direct(rng):
         module = (oracles.torch_layer(kind, 8, 2, 12, norm_first=norm_first, rng=rng) if num_layers is None
@@ -310,7 +312,7 @@ def test_an_oracle_case_is_the_oracle_drawn_and_run_directly(fresh_memo, kind, n
 def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypatch):
     """An exception of the grader's own code while a kept session grades one submission is that
     submission's error; the session ends and the next submission is graded by a fresh one."""
-    from autograder import grading, plugin, suite_runner
+    from autograder.run import grading, plugin, pytest_session
 
     monkeypatch.setattr(suite_runner, "_WARM", {"enabled": False, "runner": None})
     real_prepare, calls = plugin.GradingSession.prepare, []
@@ -322,15 +324,15 @@ def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypat
         return real_prepare(self, items)
 
     monkeypatch.setattr(plugin.GradingSession, "prepare", prepare_failing_once)
-    suite_runner.keep_warm()
+    pytest_session.keep_warm()
     try:
         with pytest.raises(RuntimeError, match="a grader bug"):
-            grading.run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
-        assert suite_runner._WARM["runner"] is None
-        after = grading.run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
+            run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
+        assert pytest_session._WARM["runner"] is None
+        after = run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
         assert after["score"] == sum(t["max_score"] for t in after["tests"])
     finally:
-        suite_runner.keep_warm(False)
+        pytest_session.keep_warm(False)
 
 
 def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
@@ -343,7 +345,7 @@ def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
 
     suites = paths.suites_dir()
     proc = subprocess.run([sys.executable, "-m", "pytest", str(suites / "public" / "test_masks.py"), "-c",
-                           str(suites / "pytest.ini"), "--rootdir", str(suites), "-p", "autograder.plugin",
+                           str(suites / "pytest.ini"), "--rootdir", str(suites), "-p", "autograder.run.plugin",
                            "-p", "no:cacheprovider", "-q", "-x"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "these tests grade a submission: run them with --submission DIR" in proc.stdout
@@ -368,7 +370,7 @@ def test_a_fingerprint_is_the_digest_of_its_tagged_bytes(fresh_memo):
 
 
 def _oracle_modules():
-    from autograder.suitelib import inputs, oracles
+    from autograder.checks import inputs, oracles
 
     rng = torch.Generator().manual_seed(11)
     x, memory = torch.randn(3, 5, 8, generator=rng), torch.randn(3, 4, 8, generator=rng)
@@ -401,7 +403,7 @@ def _oracle_modules():
 def test_an_oracle_run_with_key_padding_masks_gives_pytorchs_own_numbers_bit_for_bit():
     """run() merges key-padding masks into the attention masks (to skip PyTorch's sympy-importing
     shape check): the outputs, NaN rows included, are those of the module called as given."""
-    from autograder.suitelib import oracles
+    from autograder.checks import oracles
 
     for module, args, kwargs in _oracle_modules():
         module = module.to(args[0].dtype)
@@ -414,7 +416,7 @@ def test_an_oracle_run_with_key_padding_masks_gives_pytorchs_own_numbers_bit_for
 
 
 def test_merged_mask_is_the_sum_pytorch_forms_and_refuses_a_mask_of_the_wrong_rank():
-    from autograder.suitelib import oracles
+    from autograder.checks import oracles
 
     pad = torch.tensor([[False, False, True]])
     attn = torch.tensor([[0.0, -1.0, 0.0], [0.0, 0.0, float("-inf")]])
@@ -434,7 +436,7 @@ def test_oracle_runs_with_key_padding_masks_never_import_sympy():
     import sys
 
     code = ("import sys\n"
-            "from autograder.suitelib import oracles\n"
+            "from autograder.checks import oracles\n"
             "for module, args, kwargs in __import__('tests.test_throughput', fromlist=['x'])._oracle_modules():\n"
             "    oracles.run(module.to(args[0].dtype), *args, **kwargs)\n"
             "print(sorted(m for m in ('sympy', 'torch.fx.experimental.symbolic_shapes') if m in sys.modules))\n")

@@ -20,12 +20,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import grading, mnist, paths, variants
+from autograder import mnist, paths
+from autograder.checks import draws, training
+from autograder.checks import transformer_training as tt
 from autograder.child import tasks
 from autograder.i18n import set_language
-from autograder.remote import RemoteImpl
-from autograder.suitelib import draws, training
-from autograder.suitelib import transformer_training as tt
+from autograder.mistakes import implementations
+from autograder.sandbox.remote import RemoteImpl
+from grading_runs import run_suites
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("TKIT_DATA_DIR") or REPO / "datasets" / "mnist")
@@ -73,7 +75,7 @@ def scores(results: dict) -> dict[str, float]:
 def test_a_stub_that_replaces_the_kits_training_routine_scores_nothing(tmp_path, one_thread):
     budget = tt.TransformerBudget(steps=100)
     src, tgt = tt.reversal_data(budget.steps * budget.batch_size, 1, budget)  # plain reversal, offline
-    pretrained = tasks.fit_transformer(variants.reference().transformer, budget.config(), src, tgt,
+    pretrained = tasks.fit_transformer(implementations.reference().transformer, budget.config(), src, tgt,
                                        budget.steps, budget.batch_size, budget.lr, 0, tt.PAD)["trained"]
     sub = tmp_path / "mallory"
     shutil.copytree(paths.exercises_dir(), sub, ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
@@ -90,7 +92,7 @@ _swap("fit_transformer", _fake)
         assert out["losses"] == [3.0, 1.5]
     finally:
         impl.close()
-    results = grading.run_suites(sub, files=[SUITES / "hidden" / "test_transformer__training.py"], seed=SEED)
+    results = run_suites(sub, files=[SUITES / "hidden" / "test_transformer__training.py"], seed=SEED)
     assert len(results["tests"]) == 2 and results["score"] == 0, scores(results)
 
 
@@ -111,7 +113,7 @@ def write_submission(folder: Path, source: str) -> Path:
 
 def offline_weights() -> dict:
     """Architecture (a) trained offline on plain digits (what a student could ship)."""
-    impl = variants.load_modules({"autoencoder": (ARCHITECTURES[0] / "autoencoder.py").read_text()},
+    impl = implementations.load_modules({"autoencoder": (ARCHITECTURES[0] / "autoencoder.py").read_text()},
                                  ARCHITECTURES[0], "offline")
     split = mnist.grading_split(2000, 10, seed=0, data_dir=DATA)
     out = tasks.fit_autoencoder(impl.autoencoder, training.AE.latent_dim, split.train_images,
@@ -192,7 +194,7 @@ def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
     return [0.1 / (e + 1) for e in range(epochs)]
 '''
     sub = write_submission(tmp_path / "table", source)
-    results = grading.run_suites(sub, files=AE_SUITES, seed=SEED)
+    results = run_suites(sub, files=AE_SUITES, seed=SEED)
     assert results["score"] <= SHAPE_POINTS, scores(results)
     trained = [t for t in results["tests"] if t["max_score"] in (2.0, 4.0)]  # the three training tests
     assert len(trained) == 3 and all(t["score"] == 0 for t in trained), scores(results)
@@ -206,7 +208,7 @@ def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
 
 @pytest.mark.parametrize("folder", ARCHITECTURES, ids=[p.name for p in ARCHITECTURES])
 def test_a_correct_architecture_earns_full_credit(one_thread, folder):
-    impl = variants.load_modules({"autoencoder": (folder / "autoencoder.py").read_text(encoding="utf-8")},
+    impl = implementations.load_modules({"autoencoder": (folder / "autoencoder.py").read_text(encoding="utf-8")},
                                  folder, folder.name)
     run = training.autoencoder_run(impl, data_dir=DATA, seed=SEED, cache=False)
     assert training.losses_problem(run.losses, training.AE.epochs) is None

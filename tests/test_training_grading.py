@@ -1,8 +1,8 @@
 """Kit tests of issues 5 and 13: MNIST loading, the secret draws and the training thresholds.
 
 Data: the official MNIST test set shipped in ``datasets/mnist`` (or ``TKIT_DATA_DIR``). The threshold tests train the reference and the catalog mutants with the
-grading budgets of :mod:`autograder.suitelib.training` and
-:mod:`autograder.suitelib.transformer_training` (in this process, one torch thread, as in the
+grading budgets of :mod:`autograder.checks.training` and
+:mod:`autograder.checks.transformer_training` (in this process, one torch thread, as in the
 child) and check that the reference passes with margin while an untrained model, an identity
 AutoEncoder, a skip path, a training loop that never steps and a Transformer without the causal
 mask fail; two tests grade cheating submissions in real children (more attacks:
@@ -18,11 +18,13 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from autograder import catalog, mnist, variants
-from autograder.remote import RemoteImpl
+from autograder import mnist
+from autograder.checks import draws, training
+from autograder.checks import transformer_training as tt
+from autograder.mistakes import catalog, implementations
 from autograder.sandbox import Limits
-from autograder.suitelib import draws, training
-from autograder.suitelib import transformer_training as tt
+from autograder.sandbox.remote import RemoteImpl
+from grading_runs import run_suites
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("TKIT_DATA_DIR") or REPO / "datasets" / "mnist")
@@ -250,14 +252,14 @@ def test_linear_credit():
 
 
 def test_reference_autoencoder_passes_with_margin_and_is_deterministic(one_thread):
-    runs = [training.autoencoder_run(variants.reference(), data_dir=DATA, cache=False, seed=11) for _ in range(2)]
+    runs = [training.autoencoder_run(implementations.reference(), data_dir=DATA, cache=False, seed=11) for _ in range(2)]
     first = runs[0]
     assert first.problem is None and first.learned() and first.weights_changed
     assert training.losses_problem(first.losses, training.AE.epochs) is None
     assert first.mse * 1.3 <= training.AE.full_credit_mse, first.mse
     assert first.mse_before > 3 * training.AE.learns_mse, first.mse_before
     assert all(r.mse == first.mse and r.mse_before == first.mse_before for r in runs[1:])
-    other = training.autoencoder_run(variants.reference(), data_dir=DATA, cache=False, seed=12)
+    other = training.autoencoder_run(implementations.reference(), data_dir=DATA, cache=False, seed=12)
     assert other.mse != first.mse  # another run seed, other digits
 
 
@@ -327,12 +329,12 @@ def test_a_cache_around_the_bottleneck_cannot_score(tmp_path):
 
 
 def test_reference_transformer_passes_untrained_and_unmasked_fail(one_thread):
-    reference = tt.transformer_run(variants.reference(), cache=False, seed=11)
+    reference = tt.transformer_run(implementations.reference(), cache=False, seed=11)
     assert reference.accuracy - 0.15 >= tt.TF.full_credit_acc, reference.accuracy
     assert reference.learned() and reference.loss < 0.2 * reference.loss_before
-    again = tt.transformer_run(variants.reference(), cache=False, seed=11)
+    again = tt.transformer_run(implementations.reference(), cache=False, seed=11)
     assert again.accuracy == reference.accuracy and again.loss == reference.loss
-    untrained = tt.transformer_run(variants.reference(), tt.TransformerBudget(steps=0), cache=False, seed=11)
+    untrained = tt.transformer_run(implementations.reference(), tt.TransformerBudget(steps=0), cache=False, seed=11)
     assert untrained.accuracy < tt.TF.partial_acc / 2 and not untrained.learned()
     unmasked = tt.transformer_run(catalog.by_id("transformer_no_causal_mask").impl(), cache=False, seed=11)
     assert unmasked.accuracy < tt.TF.partial_acc / 2, unmasked.accuracy
@@ -356,7 +358,7 @@ def test_a_hard_coded_reversal_scores_nothing_on_accuracy():
 def test_the_zygote_imports_for_training_only_in_runs_that_train(tmp_path, monkeypatch):
     """The plugin asks for ``Limits.preload_training`` exactly when a selected test is marked
     ``training``: a run without training never makes the zygote import ``torch._dynamo``."""
-    from autograder import grading, paths
+    from autograder import paths
     from autograder.sandbox import zygote_parent
 
     asked = []
@@ -365,9 +367,9 @@ def test_the_zygote_imports_for_training_only_in_runs_that_train(tmp_path, monke
                         lambda self, spec, *a, **k: asked.append(spec["preload"]) or spawn(self, spec, *a, **k))
     sub = tmp_path / "sub"
     shutil.copytree(REPO / "exercises", sub, ignore=shutil.ignore_patterns("*.md", "__pycache__"))
-    results = grading.run_suites(sub, names=["masks"], seed=1)
+    results = run_suites(sub, names=["masks"], seed=1)
     assert results["tests"] and asked and not any(asked)
     asked.clear()
-    results = grading.run_suites(sub, files=[paths.suites_dir() / "hidden" / "test_transformer__training.py"], seed=1)
+    results = run_suites(sub, files=[paths.suites_dir() / "hidden" / "test_transformer__training.py"], seed=1)
     assert len(results["tests"]) == 2 and results["score"] == 0  # a stub trains nothing
     assert asked and all(asked)

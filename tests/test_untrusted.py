@@ -5,10 +5,12 @@ import io
 
 import pytest
 
-from autograder import __version__, reports, untrusted
-from autograder.gradebook import Gradebook
-from autograder.records import ClassRecords
-from autograder.results import error_results
+from autograder import __version__
+from autograder.intake import untrusted
+from autograder.records.class_run import ClassRecords
+from autograder.records.gradebook import Gradebook
+from autograder.reports import render
+from autograder.results.model import error_results
 
 ODD_IDS = ["alice", "Alice", "ALICE", "grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions",
            "a<b>", "star*", 'quote"d', "it's", "김민준", "Ålice", "=cmd|' /C calc'!A0", "+1", "-x", "@sum",
@@ -104,13 +106,13 @@ def test_odd_ids_keep_the_class_files_and_their_own_folders(tmp_path):
 
 def test_reports_escape_markup_and_terminal_escapes_from_student_text():
     results = error_results("notes/<img src=x onerror=alert(1)>\x1b[2J**bold**.py: bad zip")
-    md = reports.render_feedback(results, "md", student="[click](http://evil) \x1b]0;owned\x07<b>", lang="en")
-    html = reports.render_feedback(results, "html", student="<script>alert(1)</script>\x1b[31m", lang="en")
+    md = render.render_feedback(results, "md", student="[click](http://evil) \x1b]0;owned\x07<b>", lang="en")
+    html = render.render_feedback(results, "html", student="<script>alert(1)</script>\x1b[31m", lang="en")
     assert "\x1b" not in md + html and "\x07" not in md
     assert "[click](" not in md and "\\[click\\]\\(http://evil\\)" in md and "<b>" not in md and "&lt;b&gt;" in md
     assert "<img" not in md and "**bold**" not in md and "\\*\\*bold\\*\\*" in md
     assert "<script>" not in html and "&lt;script&gt;" in html and "<img src=x" not in html
-    summary = reports.render_summary({"<i>x</i>\x1b[1m": results}, lang="en")
+    summary = render.render_summary({"<i>x</i>\x1b[1m": results}, lang="en")
     assert "<i>x</i>" not in summary and "\x1b" not in summary and "&lt;i&gt;x&lt;/i&gt;\\x1b[1m" in summary
 
 

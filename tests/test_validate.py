@@ -6,8 +6,9 @@ as a usage error. The seed is fixed so a failure reproduces with ``tkit validate
 import pytest
 from click.testing import CliRunner
 
-from autograder import catalog, exercises, validate
+from autograder import exercises, validate
 from autograder.commands.validate import command
+from autograder.mistakes import catalog
 
 SEED = 20240
 

@@ -77,7 +77,7 @@ def call_noncontiguous(fn, *args, **kwargs):
 # They run in the child on the student's own classes; the parent sends every tensor (the
 # child never reads a dataset). The student's module can replace them at import time, so the
 # parent trusts nothing they report: it uses only the trained state_dict, loaded into a fresh
-# child or into the reference, and measures outputs itself (autograder.suitelib.training).
+# child or into the reference, and measures outputs itself (autograder.checks.training).
 
 
 @task

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from autograder.untrusted import shown
+from autograder.intake.untrusted import shown
 
 
 def class_entries(class_dir: Path) -> list[tuple[str, Path]]:

@@ -34,25 +34,27 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     from autograder.sandbox import zygote_parent
 
     zygote_parent.prestart()  # the sandbox's import of torch overlaps ours
-    from autograder import grading, i18n, paths
-    from autograder.console import print_results
-    from autograder.results import Results
+    from autograder import i18n, paths
+    from autograder.intake import submission
+    from autograder.run import grading
+    from autograder.reports.console import print_results
+    from autograder.results.model import Results
 
     use_data_dir(data_dir)
     path = path or default_path(paths)
     try:
         data = grading.grade_submission(path, options=options.replace(pictures=bool(html_path)))
-    except grading.SubmissionFormatError as exc:
+    except submission.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
     results = Results.from_json(data)
     for note in results.warnings or []:
         click.echo(f"warning: {note}")
     print_results(results, verbose=verbose)
     if html_path:
-        from autograder import reports
-        from autograder.textfiles import write_text_atomic
+        from autograder.reports import render
+        from autograder.intake.textfiles import write_text_atomic
 
-        write_text_atomic(html_path, reports.render_feedback(results, "html", self_check=True))
+        write_text_atomic(html_path, render.render_feedback(results, "html", self_check=True))
         click.echo(i18n._("HTML report written to {path}").format(path=html_path))
     if json_path:
         json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -18,7 +18,7 @@ def gather() -> dict:
     from pathlib import Path
 
     from autograder import paths, sandbox
-    from autograder.remote import RemoteImpl
+    from autograder.sandbox.remote import RemoteImpl
 
     hidden = sandbox.hidden_paths()
     outside = [str(paths.kit_root()), tempfile.gettempdir()]

@@ -21,10 +21,10 @@ def command():
 @lang_option()
 def gradescope(out, names, lang):
     """Write the Gradescope autograder zip (setup.sh, run_autograder, the instructor kit)."""
-    from autograder import export_gradescope
+    from autograder.exports import gradescope
 
     try:
-        members = export_gradescope.build_zip(out, names)
+        members = gradescope.build_zip(out, names)
     except (FileNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {out} ({len(members)} files); upload it as the assignment's autograder")
@@ -39,10 +39,10 @@ def gradescope(out, names, lang):
 @lang_option()
 def nbgrader(course_dir, assignment, names, force, lang):
     """Write an nbgrader course: nbgrader_config.py and one source notebook per exercise."""
-    from autograder import export_nbgrader
+    from autograder.exports import nbgrader
 
     try:
-        written = export_nbgrader.build_course(course_dir, assignment, names, force=force)
+        written = nbgrader.build_course(course_dir, assignment, names, force=force)
     except (FileNotFoundError, ValueError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {len(written)} files to {course_dir}; then: cd {course_dir} && "

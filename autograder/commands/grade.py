@@ -9,7 +9,7 @@ import click
 from autograder.commands import submission_list
 from autograder.commands.options import (class_dir_option, data_dir_option, exercise_option, grading_options,
                                          lang_option, seed_option, use_data_dir, workers_option)
-from autograder.untrusted import shown
+from autograder.intake.untrusted import shown
 
 
 def require_training_data(names) -> None:
@@ -66,7 +66,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         from autograder.sandbox import zygote_parent
 
         zygote_parent.prestart()  # grading happens in this process: overlap the sandbox's torch import
-    from autograder import batch
+    from autograder.run import batch
 
     options = grading_options(visibility=("public",) if public_only else ("public", "hidden"), names=names,
                               seed=seed, lang=lang, pictures=pictures)
@@ -88,7 +88,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     warning = sandbox.protection_warning()
     if warning:
         click.secho(warning, fg="yellow", err=True)
-    from autograder.records import ClassRecords
+    from autograder.records.class_run import ClassRecords
 
     records = ClassRecords(out_dir, options=options.results_key(), gradebook_path=gradebook_path, lang=lang)
     seed = records.seed(seed, resume)

@@ -18,7 +18,7 @@ def command():
               help="CSV file to write [default: grades.csv beside DB].")
 def export_csv(db, out):
     """Write grades.csv (student id, each exercise's score, total) from the gradebook DB."""
-    from autograder.gradebook import Gradebook, GradebookError
+    from autograder.records.gradebook import Gradebook, GradebookError
 
     out = out or db.with_name("grades.csv")
     try:
@@ -39,7 +39,7 @@ def export_csv(db, out):
 def merge(sources, out, allow_mixed_seeds):
     """Join SOURCES (shard gradebooks of one class) into --out; a student graded in several
     shards keeps the most recent grading. Refuses shards graded with different seeds."""
-    from autograder import gradebook
+    from autograder.records import gradebook
 
     try:
         taken = gradebook.merge(list(sources), out, allow_mixed_seeds=allow_mixed_seeds)

@@ -17,10 +17,11 @@ def command(lang, markdown):
     The public points are read from the public suite's markers; the hidden ones are the rest
     (the student edition has no hidden suite to read).
     """
-    from autograder import exercises, suite_index  # here: ``tkit --help`` imports no pytest
+    from autograder import exercises  # here: ``tkit --help`` imports no pytest
+    from autograder.run import rubric
 
     public = {name: split.get("public", 0.0)
-              for name, split in suite_index.points_split(suite_index.collect()).items()}
+              for name, split in rubric.points_split(rubric.collect()).items()}
     if markdown:
         click.echo(markdown_table(exercises.EXERCISES, public))
         return

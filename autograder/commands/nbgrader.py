@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from autograder.commands.options import lang_option, seed_option, workers_option
-from autograder.untrusted import shown
+from autograder.intake.untrusted import shown
 
 
 @click.group(name="nbgrader")
@@ -34,7 +34,7 @@ def grade(course_dir, assignment, source, db_url, seed, workers, lang):
     Run it after `nbgrader collect` (and `nbgrader autograde`, if you use it); the kit's
     feedback and summary go to COURSE_DIR/tkit/<assignment>/.
     """
-    from autograder import nbgrader_grading
+    from autograder.exports import nbgrader_grading
 
     def progress(student, path, results):
         if results.error:

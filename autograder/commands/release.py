@@ -1,4 +1,4 @@
-"""``tkit release``: write the student edition of the kit (see :mod:`autograder.release`)."""
+"""``tkit release``: write the student edition of the kit (see :mod:`autograder.exports.release`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def command(out, force):
     It holds no solution code, no hidden tests and no mistake catalog; the finished folder is
     scanned for them and deleted if anything is found.
     """
-    from autograder import release
+    from autograder.exports import release
 
     try:
         edition = release.build_edition(out, force=force)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from autograder.commands.options import class_dir_option, exercise_option, lang_option, workers_option
-from autograder.untrusted import shown
+from autograder.intake.untrusted import shown
 
 
 def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool = True,
@@ -16,12 +16,13 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
     machine's cores), write ``out_dir/similarity.csv`` and ``similarity.html`` and say so on
     stdout (refusals on stderr). Returns whether the run finished before its time limit.
     Also what ``tkit grade --similarity`` calls."""
-    from autograder import batch, similarity, similarity_report
+    from autograder.run import batch
+    from autograder.similarity import matcher, report
 
-    limit = similarity.DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    result = similarity.compare_class(todo, reference=reference, time_limit=limit, names=names,
+    limit = matcher.DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    result = matcher.compare_class(todo, reference=reference, time_limit=limit, names=names,
                                       workers=workers or batch.default_workers())
-    csv_path, html_path = similarity_report.write_report(result, out_dir)
+    csv_path, html_path = report.write_report(result, out_dir)
     for sid, why in result.refused.items():
         click.echo(f"similarity: {shown(sid)} not compared: {shown(why)}", err=True)
     if not result.complete:

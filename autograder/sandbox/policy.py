@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autograder import paths
-from autograder.limits import MODULE_MAX_BYTES
+from autograder.intake.limits import MODULE_MAX_BYTES
 
 CHILD_PACKAGE = Path(__file__).resolve().parent.parent / "child"  # copied into the sandbox as _tkit_child
 LAUNCHERS = ("zygote", "spawn")

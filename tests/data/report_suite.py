@@ -8,8 +8,8 @@ test, and a Korean test name.
 import pytest
 import torch
 
-from autograder.pictures import formula_table
-from autograder.testing import check
+from autograder.checks.expectations import check
+from autograder.reports.pictures import formula_table
 
 pytestmark = [pytest.mark.exercise("positional_encoding"), pytest.mark.visibility("public")]
 

@@ -1,15 +1,15 @@
 """Hidden tests of exercise 11, ``autoencoder.py``: random sizes and the graded reconstruction quality.
 
 The reconstruction test shares the public tests' training run (one run per submission, see
-:mod:`autograder.suitelib.training`); its credit is linear between the "learns something" bar
+:mod:`autograder.checks.training`); its credit is linear between the "learns something" bar
 and the full-credit bar set from the reference.
 """
 
 import pytest
 import torch
 
-from autograder.suitelib import training
-from autograder.testing import Mismatch, check
+from autograder.checks import training
+from autograder.checks.expectations import Mismatch, check
 
 pytestmark = pytest.mark.exercise("autoencoder")
 

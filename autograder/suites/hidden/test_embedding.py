@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.suitelib import inputs
-from autograder.testing import check, expect_raises
+from autograder.checks import inputs
+from autograder.checks.expectations import check, expect_raises
 
 pytestmark = pytest.mark.exercise("embedding")
 

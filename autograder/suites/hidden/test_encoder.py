@@ -4,10 +4,10 @@ with the reference solution (weights drawn from the test's seed and loaded into 
 import pytest
 import torch
 
-from autograder.i18n import _
 from autograder import memo
-from autograder.suitelib import inputs, oracles, weights
-from autograder.testing import check
+from autograder.checks import inputs, oracles, weights
+from autograder.checks.expectations import check
+from autograder.i18n import _
 
 pytestmark = pytest.mark.exercise("encoder")
 

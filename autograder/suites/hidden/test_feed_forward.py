@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.suitelib import inputs, weights
-from autograder.testing import check
+from autograder.checks import inputs, weights
+from autograder.checks.expectations import check
 
 pytestmark = pytest.mark.exercise("feed_forward")
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.suitelib import inputs
-from autograder.testing import check
+from autograder.checks import inputs
+from autograder.checks.expectations import check
 
 pytestmark = pytest.mark.exercise("masks")
 

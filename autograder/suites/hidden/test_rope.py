@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.suitelib import inputs
-from autograder.testing import check
+from autograder.checks import inputs
+from autograder.checks.expectations import check
 
 pytestmark = pytest.mark.exercise("rope")
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from autograder import memo
-from autograder.suitelib import inputs, oracles, seq2seq, weights
-from autograder.testing import check
+from autograder.checks import inputs, oracles, seq2seq, weights
+from autograder.checks.expectations import check
 
 pytestmark = pytest.mark.exercise("transformer")
 

@@ -4,14 +4,14 @@ The kit's loop trains the student's ``Transformer`` in the child on pairs the gr
 run (a secret permutation of the symbols on top of the reversal); only the trained weights come
 back, and the grader decodes held-out sequences itself (the reference carrying those weights,
 and the student's own class carrying them in a fresh child). Budget, task and thresholds:
-:mod:`autograder.suitelib.transformer_training` (one run per submission, shared by both tests).
+:mod:`autograder.checks.transformer_training` (one run per submission, shared by both tests).
 """
 
 import pytest
 
+from autograder.checks import transformer_training as training
+from autograder.checks.expectations import Mismatch
 from autograder.i18n import _
-from autograder.suitelib import transformer_training as training
-from autograder.testing import Mismatch
 
 pytestmark = [pytest.mark.exercise("transformer"), pytest.mark.training]
 

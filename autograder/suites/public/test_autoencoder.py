@@ -1,15 +1,15 @@
 """Public tests of exercise 11, ``autoencoder.py``: shapes, pixel range and training on MNIST.
 
 The training tests need MNIST (``tkit data mnist --download``, or ``--data-dir`` /
-``TKIT_DATA_DIR``); see :mod:`autograder.suitelib.training` for the budget and for what the
+``TKIT_DATA_DIR``); see :mod:`autograder.checks.training` for the budget and for what the
 grader measures itself (every figure that earns points).
 """
 
 import pytest
 import torch
 
-from autograder.suitelib import training
-from autograder.testing import Mismatch, check
+from autograder.checks import training
+from autograder.checks.expectations import Mismatch, check
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -73,7 +73,7 @@ def test_outputs_are_pixels(student):
 
 def fail_unless_trained(run, bar: float) -> None:
     """Raise a plain-worded Mismatch when ``run`` earns nothing at ``bar`` (see
-    :func:`autograder.suitelib.training.autoencoder_failure`)."""
+    :func:`autograder.checks.training.autoencoder_failure`)."""
     failure = training.autoencoder_failure(run, bar)
     if failure is not None:
         raise Mismatch(failure, training.autoencoder_mistake(run))

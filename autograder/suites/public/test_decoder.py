@@ -8,8 +8,8 @@ padding invariance, eval determinism. Small sizes: B=3, T=5, S=7, d_model=16, 4 
 import pytest
 import torch
 
-from autograder.suitelib import inputs, mistaken, oracles, weights
-from autograder.testing import check, expect_same
+from autograder.checks import inputs, mistaken, oracles, weights
+from autograder.checks.expectations import check, expect_same
 
 pytestmark = pytest.mark.exercise("decoder")
 

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from autograder.suitelib import mistaken
-from autograder.testing import check, expect_raises
+from autograder.checks import mistaken
+from autograder.checks.expectations import check, expect_raises
 
 pytestmark = pytest.mark.exercise("embedding")
 

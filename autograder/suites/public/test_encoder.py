@@ -8,8 +8,8 @@ eval determinism. Small sizes: B=3, S=6, d_model=16, 4 heads, d_ff=24.
 import pytest
 import torch
 
-from autograder.suitelib import inputs, mistaken, oracles, weights
-from autograder.testing import check, compare, expect_same
+from autograder.checks import inputs, mistaken, oracles, weights
+from autograder.checks.expectations import check, compare, expect_same
 
 pytestmark = pytest.mark.exercise("encoder")
 

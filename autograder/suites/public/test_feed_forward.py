@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.suitelib import mistaken, say, weights
-from autograder.testing import Mismatch, check, compare, expect_property, expect_raises
+from autograder.checks import mistaken, say, weights
+from autograder.checks.expectations import Mismatch, check, compare, expect_property, expect_raises
 
 pytestmark = pytest.mark.exercise("feed_forward")
 

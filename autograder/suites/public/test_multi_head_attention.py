@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.suitelib import inputs, mistaken, oracles, weights
-from autograder.testing import check, expect_raises, expect_same
+from autograder.checks import inputs, mistaken, oracles, weights
+from autograder.checks.expectations import check, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.suitelib import formulas, mistaken
-from autograder.testing import check, expect_raises
+from autograder.checks import formulas, mistaken
+from autograder.checks.expectations import check, expect_raises
 
 pytestmark = pytest.mark.exercise("positional_encoding")
 

@@ -10,9 +10,9 @@ d_ff=24, max_len=12, pad_id=0, BOS=1, EOS=2.
 import pytest
 import torch
 
+from autograder.checks import inputs, seq2seq
+from autograder.checks.expectations import Mismatch, check, compare, expect_property, expect_raises, expect_same
 from autograder.i18n import _
-from autograder.suitelib import inputs, seq2seq
-from autograder.testing import Mismatch, check, compare, expect_property, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("transformer")
 

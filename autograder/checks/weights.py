@@ -1,0 +1,125 @@
+"""State dicts under the kit's parameter names: drawn by the test, read from a PyTorch oracle,
+loaded into a module.
+
+A test loads the same state dict into the student's module, the reference and the mutants
+(:func:`load`), so outputs are comparable number for number. Names follow exercises/README.md
+(``q_proj.weight``, ``linear1.bias``, ``self_attn.q_proj.weight``, ``layers.0.norm1.weight``, ...).
+Drawn: :func:`linear_state`, :func:`mha_state`, :func:`ffn_state`; read from a PyTorch module
+(:mod:`autograder.checks.oracles`): :func:`kit_state`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from autograder.checks.inputs import randn
+from autograder.i18n import _
+
+
+def linear_state(rng: torch.Generator, prefix: str, in_features: int, out_features: int, *,
+                 bias: bool = True, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """``{prefix.weight: [out, in], prefix.bias: [out]}`` drawn like ``nn.Linear``'s default scale
+    (standard normal times ``1/sqrt(in_features)``). ``prefix`` may be empty."""
+    dot = f"{prefix}." if prefix else ""
+    state = {f"{dot}weight": randn(rng, out_features, in_features, dtype=dtype, scale=1 / math.sqrt(in_features))}
+    if bias:
+        state[f"{dot}bias"] = randn(rng, out_features, dtype=dtype, scale=0.5)
+    return state
+
+
+def mha_state(rng: torch.Generator, d_model: int, *, bias: bool = True, prefix: str = "",
+              dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """A ``MultiHeadAttention`` state dict: ``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``
+    (each ``[d_model, d_model]`` plus ``[d_model]`` bias when ``bias``)."""
+    state: dict[str, torch.Tensor] = {}
+    for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+        state.update(linear_state(rng, prefix + name, d_model, d_model, bias=bias, dtype=dtype))
+    return state
+
+
+def ffn_state(rng: torch.Generator, d_model: int, d_ff: int, *, prefix: str = "",
+              dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """A ``PositionwiseFeedForward`` state dict: ``linear1`` ``[d_ff, d_model]``, ``linear2`` ``[d_model, d_ff]``."""
+    state = linear_state(rng, prefix + "linear1", d_model, d_ff, dtype=dtype)
+    state.update(linear_state(rng, prefix + "linear2", d_ff, d_model, dtype=dtype))
+    return state
+
+
+def _linear(linear: nn.Linear, prefix: str) -> dict[str, torch.Tensor]:
+    state = {f"{prefix}weight": linear.weight.detach().clone()}
+    if linear.bias is not None:
+        state[f"{prefix}bias"] = linear.bias.detach().clone()
+    return state
+
+
+def _mha(mha: nn.MultiheadAttention, prefix: str) -> dict[str, torch.Tensor]:
+    """``in_proj_weight`` split in three row blocks (q, k, v), as exercises/README.md 5 fixes."""
+    d = mha.embed_dim
+    w = mha.in_proj_weight.detach()
+    state = {}
+    for i, name in enumerate(("q_proj", "k_proj", "v_proj")):
+        state[f"{prefix}{name}.weight"] = w[i * d:(i + 1) * d].clone()
+        if mha.in_proj_bias is not None:
+            state[f"{prefix}{name}.bias"] = mha.in_proj_bias.detach()[i * d:(i + 1) * d].clone()
+    state.update(_linear(mha.out_proj, f"{prefix}out_proj."))
+    return state
+
+
+def _layer(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer, prefix: str) -> dict[str, torch.Tensor]:
+    """A layer's weights; a decoder layer's ``multihead_attn`` is the kit's ``cross_attn``."""
+    state = _mha(layer.self_attn, f"{prefix}self_attn.")
+    norms = (1, 2)
+    if isinstance(layer, nn.TransformerDecoderLayer):
+        state.update(_mha(layer.multihead_attn, f"{prefix}cross_attn."))
+        norms = (1, 2, 3)
+    state.update(_linear(layer.linear1, f"{prefix}feed_forward.linear1."))
+    state.update(_linear(layer.linear2, f"{prefix}feed_forward.linear2."))
+    for i in norms:
+        state.update(_linear(getattr(layer, f"norm{i}"), f"{prefix}norm{i}."))
+    return state
+
+
+def kit_state(module: nn.Module, prefix: str = "") -> dict[str, torch.Tensor]:
+    """A PyTorch oracle's weights as the state dict of the kit's module of the same role (copies).
+
+    ``nn.MultiheadAttention`` -> ``MultiHeadAttention`` (``q_proj``, ``k_proj``, ``v_proj``,
+    ``out_proj``); ``nn.TransformerEncoderLayer``/``DecoderLayer`` -> ``EncoderLayer``/``DecoderLayer``
+    (``self_attn``, ``cross_attn``, ``feed_forward.linear1/2``, ``norm1..3``);
+    ``nn.TransformerEncoder``/``Decoder`` -> ``Encoder``/``Decoder`` (``layers.<i>.*`` and, when the
+    stack has one, the final ``norm.*``). Keys are prefixed with ``prefix``.
+
+    Raises:
+        TypeError: another kind of module.
+    """
+    if isinstance(module, nn.MultiheadAttention):
+        return _mha(module, prefix)
+    if isinstance(module, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
+        return _layer(module, prefix)
+    if isinstance(module, (nn.TransformerEncoder, nn.TransformerDecoder)):
+        state = {}
+        for i, layer in enumerate(module.layers):
+            state.update(_layer(layer, f"{prefix}layers.{i}."))
+        if module.norm is not None:
+            state.update(_linear(module.norm, f"{prefix}norm."))
+        return state
+    raise TypeError(f"kit_state(): no kit module matches {type(module).__name__}")
+
+
+def load(module, state: dict[str, torch.Tensor], what: str) -> None:
+    """Load ``state`` into a (student's or reference) module; fail clearly when the module has
+    parameters or buffers the state does not name (its attribute names differ from the contract).
+
+    Keys of ``state`` the module lacks are ignored here: the module then computes something
+    else, and the output comparison says so (and can name the mistake, e.g. a missing final norm).
+
+    Raises:
+        AssertionError: the module has parameters or buffers ``state`` lacks.
+    """
+    missing, _unexpected = module.load_state_dict(state, strict=False)
+    if missing:
+        raise AssertionError(_("{what} has parameters or buffers the exercise does not name: {keys}; "
+                               "use the attribute names of the exercise").format(
+            what=what, keys=", ".join(sorted(missing)[:8])))

@@ -1,0 +1,195 @@
+"""Jupyter notebook submissions: turn ``<exercise>.ipynb`` into the module ``<exercise>.py``.
+
+A student may hand in notebooks named after the exercises (``masks.ipynb``) instead of
+modules. :func:`convert` reads one with :mod:`nbformat` and joins its code cells into a
+module source, which is then graded exactly like a ``.py`` file holding the same code:
+
+* IPython syntax that is not Python is removed, each removal reported as a warning that
+  names the cell and the line: line magics (``%timeit f()``, ``x = %time f()``), shell
+  escapes (``!pip install x``, ``files = !ls``) and help lines (``f?``) become ``pass`` at
+  the same indentation (so line numbers and blocks stay valid); a cell magic (``%%...``)
+  keeps its body when IPython runs the body as Python (``%%time``, ``%%capture`` ...)
+  and drops the cell otherwise (``%%bash``, ``%%writefile`` ...).
+* nbgrader's autograder test cells (metadata ``nbgrader.grade`` true and
+  ``nbgrader.solution`` false) are left out: they are the grader's code, not the student's.
+
+Notebooks are graded outside the student's kernel: an nbgrader course's submissions go through
+``tkit nbgrader grade`` (:mod:`autograder.exports.nbgrader_grading`), which uses this conversion.
+"""
+
+from __future__ import annotations
+
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.i18n import _
+
+# Cell magics whose body IPython runs as Python code: keep the body, drop the magic line.
+PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+_MAGIC_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*=\s*)?[%!]")
+_HELP_LINE = re.compile(r"^\s*[?]{1,2}\s*[\w.]+\s*$|^\s*[\w.]+\s*[?]{1,2}\s*$")
+
+
+class NotebookError(ValueError):
+    """The file is not a notebook the kit can read (not JSON, not nbformat, not Python)."""
+
+
+class NotebookWarning(UserWarning):
+    """Something in a notebook was removed or ignored while turning it into a module."""
+
+
+@dataclass
+class Conversion:
+    """The module source made from a notebook, and the warnings about what was removed."""
+
+    source: str
+    warnings: list[str] = field(default_factory=list)
+
+
+class _StatementTracker:
+    """Whether the lines fed so far end inside an open statement (a string, brackets or a
+    backslash continuation), found by one pass of :mod:`tokenize` over the whole cell.
+
+    The tokenizer pulls lines through :meth:`readline`, which asks ``decide(line, open)`` what
+    to feed it: the cell is tokenized once, line by line, so cleaning is linear in its size
+    (re-tokenizing the kept prefix for every magic line was quadratic). The last line fed
+    closed its statement when the tokenizer ended it (NEWLINE, or NL outside brackets). A line
+    the tokenizer rejects starts a fresh tokenizer at the next line, at statement level.
+    """
+
+    def __init__(self, lines: list[str], decide):
+        self.lines = iter(lines)
+        self.decide = decide
+        self.kept: list[str] = []
+        self._restart()
+
+    def _restart(self) -> None:
+        self.depth = 0          # open brackets
+        self.rows = 0           # lines fed to the current tokenizer
+        self.ended = 0          # the last of them whose line ended a statement (or was blank)
+
+    def readline(self) -> str:
+        line = next(self.lines, None)
+        if line is None:
+            return ""
+        inside = self.rows > 0 and (self.depth > 0 or self.ended != self.rows)
+        line = self.decide(line, inside)
+        self.kept.append(line)
+        self.rows += 1
+        return line + "\n"
+
+    def run(self) -> list[str]:
+        """Feed every line; returns the lines as ``decide`` kept or replaced them."""
+        while True:
+            fed = len(self.kept)
+            try:
+                for tok in tokenize.generate_tokens(self.readline):
+                    if tok.type == tokenize.OP and tok.string in "([{":
+                        self.depth += 1
+                    elif tok.type == tokenize.OP and tok.string in ")]}":
+                        self.depth = max(0, self.depth - 1)
+                    elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+                        self.ended = tok.start[0]
+                return self.kept
+            except (tokenize.TokenError, SyntaxError):   # IndentationError is a SyntaxError
+                self._restart()
+                if len(self.kept) == fed:   # nothing more was read: the lines are all fed
+                    return self.kept
+
+
+def _describe(name: str, cell_no: int, line_no: int | None, text: str) -> tuple[str, str]:
+    """``("<notebook>, cell N, line M", stripped text)`` for a warning message."""
+    where = f"{name}, cell {cell_no}" + (f", line {line_no}" if line_no else "")
+    return where, text.strip()
+
+
+def _clean_cell(source: str, name: str, cell_no: int, notes: list[str]) -> str | None:
+    """The Python code of one code cell (magics removed), or None to drop the cell."""
+    lines = source.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        magic = lines[first].strip()[2:].split()[0] if lines[first].strip()[2:].split() else ""
+        where, text = _describe(name, cell_no, first + 1, lines[first])
+        if magic in PYTHON_BODY_CELL_MAGICS:
+            notes.append(_("{where}: removed the cell magic {text}; its body is kept").format(
+                where=where, text=repr(text)))
+            lines[first] = ""
+        else:
+            notes.append(_("{where}: left out the whole cell, whose cell magic {text} is not Python").format(
+                where=where, text=repr(text)))
+            return None
+    line_no = iter(range(1, len(lines) + 1))
+
+    def decide(line: str, inside_statement: bool) -> str:
+        i = next(line_no)
+        if inside_statement or not (_MAGIC_LINE.match(line) or _HELP_LINE.match(line)):
+            return line
+        indent = line[: len(line) - len(line.lstrip())]
+        where, text = _describe(name, cell_no, i, line)
+        notes.append(_("{where}: removed the IPython magic or shell command {text}").format(
+            where=where, text=repr(text)))
+        return f"{indent}pass  # removed: IPython magic or shell command"
+
+    kept = _StatementTracker(lines, decide).run()
+    return "\n".join(kept + lines[len(kept):])
+
+
+def _is_grader_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def convert(path: Path) -> Conversion:
+    """Read the notebook at ``path`` and join its code cells into a module source.
+
+    Args:
+        path: a ``.ipynb`` file (nbformat 4, or 3 which is upgraded).
+
+    Returns:
+        A :class:`Conversion`: ``source`` is the code cells in order, separated by blank
+        lines, with IPython magics and shell escapes replaced by ``pass`` (a cell magic that
+        is not Python drops its cell) and nbgrader test cells left out; ``warnings`` has one
+        message per removal (in the current language, :mod:`autograder.i18n`), naming the notebook, the cell (1-based, counting every
+        cell) and the line.
+
+    Raises:
+        NotebookError: when the file cannot be read as a notebook, or its kernel language is
+            not Python.
+    """
+    import nbformat
+
+    path = Path(path)
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except Exception as exc:  # nbformat raises several types (NotJSONError, KeyError, ...)
+        raise NotebookError(_("{name}: not a readable Jupyter notebook ({error})").format(
+            name=path.name, error=f"{type(exc).__name__}: {exc}")) from None
+    language = (nb.metadata.get("kernelspec", {}).get("language")
+                or nb.metadata.get("language_info", {}).get("name") or "python")
+    if language.lower() != "python":
+        raise NotebookError(_("{name}: the notebook's kernel language is {language}, not Python").format(
+            name=path.name, language=repr(language)))
+    notes: list[str] = []
+    parts: list[str] = []
+    for cell_no, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        if _is_grader_cell(cell):
+            continue
+        code = _clean_cell(cell.source, path.name, cell_no, notes)
+        if code is not None and code.strip():
+            parts.append(code.rstrip("\n"))
+    source = "\n\n".join(parts) + "\n" if parts else ""
+    return Conversion(source, notes)
+
+
+def notebook_to_source(path) -> str:
+    """The module source of the notebook at ``path`` (see :func:`convert`); each removal is
+    also issued as a :class:`NotebookWarning`. Raises NotebookError like :func:`convert`."""
+    result = convert(Path(path))
+    for note in result.warnings:
+        warnings.warn(note, NotebookWarning, stacklevel=2)
+    return result.source

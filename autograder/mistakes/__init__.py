@@ -1,0 +1,11 @@
+"""Naming a student's mistake: the trusted implementations, the catalog and the search.
+
+- :mod:`.implementations`: the reference solutions and their mutants, loaded in the parent;
+- :mod:`.catalog`: the known mistakes of each exercise (instructor kit only);
+- :mod:`.comparison`: a student's output against the expected one (:class:`~.comparison.Mismatch`);
+- :mod:`.matching`: two catalog mistakes made together;
+- :mod:`.diagnosis`: mistakes named from the public formulas alone (both editions);
+- :mod:`.hybrid`: a composite's own code on the reference components: who is to blame.
+
+In: a test's computation and the student's output. Out: a mismatch message and a mistake's name.
+"""

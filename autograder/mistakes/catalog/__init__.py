@@ -1,0 +1,133 @@
+"""The mistake catalog: known mistakes as mutants of the reference solutions.
+
+Each exercise has a module ``autograder/mistakes/catalog/<exercise>.py`` with a list
+``MUTANTS`` of :class:`Mutant`. A mutant is a small text patch on
+``solutions/<module>.py``; :meth:`Mutant.impl` loads the patched reference set in
+the parent (see :mod:`autograder.mistakes.implementations`). Two uses:
+
+* when a test fails, the student's output is compared with each mutant's output on
+  the same input, and the closest match names the likely mistake
+  (:func:`autograder.checks.expectations.identify`);
+* ``tkit validate`` grades every mutant as a submission: each must lose points on its
+  own exercise and be named as itself.
+
+Mutants taken from public code say where the mistake was seen (a bug report, an erratum, a
+forum thread) in a comment above them. Two mutants of one exercise may be named together
+(:mod:`autograder.mistakes.matching`).
+
+The catalog is instructor-only material (it is the reference with one bug): the
+student edition does not ship it, and :func:`all_mutants` is then empty; there,
+:mod:`autograder.mistakes.diagnosis` names the mistakes the public formulas can express, under the
+same ids.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from autograder import exercises, paths
+from autograder.i18n import authored
+from autograder.mistakes import implementations
+
+
+class CatalogError(Exception):
+    """A mutant's patch no longer applies to the reference (its text was not found once)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One known mistake.
+
+    ``replace`` holds ``(old, new)`` text pairs applied in order to
+    ``solutions/<module>.py`` (``module`` defaults to ``exercise``); each ``old`` must
+    occur exactly once. ``convention`` marks a real but different convention (e.g.
+    rotate-half RoPE), whose hint says so instead of calling the maths wrong.
+    """
+
+    id: str
+    exercise: str
+    hint_en: str
+    hint_ko: str
+    replace: tuple[tuple[str, str], ...]
+    module: str | None = None
+    convention: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+    @property
+    def target(self) -> str:
+        return self.module or self.exercise
+
+    def source(self, text: str | None = None) -> str:
+        """The patched source of ``solutions/<target>.py`` (or of ``text``, a source of that
+        module already patched by other mutants); CatalogError if a patch misses."""
+        if text is None:
+            text = _solution_source(self.target)
+        for old, new in self.replace:
+            count = text.count(old)
+            if count != 1:
+                raise CatalogError(f"mutant {self.id}: {old!r} occurs {count} times in {self.target}.py")
+            text = text.replace(old, new)
+        return text
+
+    def impl(self):
+        """The reference set with this mutant's module patched (a LocalImpl)."""
+        return implementations.variant(((self.target, self.source()),), self.id)
+
+    def hint(self) -> str:
+        """The hint in the current language (:func:`autograder.i18n.authored`)."""
+        return authored(self.hint_en, self.hint_ko)
+
+
+@lru_cache(maxsize=64)
+def _solution_source(module: str) -> str:
+    """``solutions/<module>.py``, read once per process (the mistake search patches it for every
+    candidate: hundreds of reads for a student wrong in a composite)."""
+    folder = paths.solutions_dir()
+    if folder is None:
+        raise CatalogError("no solutions/ in this edition")
+    return (folder / f"{module}.py").read_text(encoding="utf-8")
+
+
+def combined_impl(mutants):
+    """The reference with several mutants applied at once (a student's mistakes in several
+    exercises, or several in one file); CatalogError when their patches collide."""
+    sources: dict[str, str] = {}
+    for mutant in mutants:
+        sources[mutant.target] = mutant.source(sources.get(mutant.target))
+    return implementations.variant(tuple(sorted(sources.items())), "+".join(m.id for m in mutants))
+
+
+@lru_cache(maxsize=1)
+def all_mutants() -> tuple[Mutant, ...]:
+    """Every mutant of every exercise, in exercise order (empty in a student edition)."""
+    if paths.solutions_dir() is None:
+        return ()
+    found: list[Mutant] = []
+    for name in exercises.NAMES:
+        try:
+            module = importlib.import_module(f"autograder.mistakes.catalog.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"autograder.mistakes.catalog.{name}":
+                continue
+            raise
+        found.extend(module.MUTANTS)
+    ids = [m.id for m in found]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise CatalogError(f"duplicate mutant ids: {sorted(dupes)}")
+    return tuple(found)
+
+
+def by_id(mutant_id: str) -> Mutant:
+    for m in all_mutants():
+        if m.id == mutant_id:
+            return m
+    raise KeyError(f"no mutant {mutant_id!r} in the catalog")
+
+
+def for_exercises(names) -> list[Mutant]:
+    """The mutants whose exercise is in ``names``."""
+    wanted = set(names)
+    return [m for m in all_mutants() if m.exercise in wanted]

@@ -1,0 +1,54 @@
+"""Known mistakes of exercise 11, ``autoencoder.py`` (see :mod:`autograder.mistakes.catalog`).
+
+The training mistakes (a loop that never steps, a skip path around the bottleneck) are caught
+by the training tests of :mod:`autograder.checks.training`, which measure held-out
+reconstructions through ``decode(z)`` alone in a fresh process.
+"""
+
+from autograder.mistakes.catalog import Mutant
+
+_SIGMOID = "return torch.sigmoid(self.deconv2(h))"
+_FORWARD = "return self.decode(self.encode(x))"
+
+MUTANTS = [
+    Mutant(
+        id="autoencoder_no_sigmoid",
+        exercise="autoencoder",
+        hint_en="decode has no final sigmoid, so its outputs are not pixels in [0, 1]",
+        hint_ko="decode 마지막에 시그모이드가 없어 출력이 [0, 1] 범위의 픽셀 값이 아닙니다",
+        replace=((_SIGMOID, "return self.deconv2(h)"),),
+    ),
+    Mutant(
+        id="autoencoder_wide_latent",
+        exercise="autoencoder",
+        hint_en="encode skips the last linear layer, so z is 32*7*7 wide instead of latent_dim: no real bottleneck",
+        hint_ko="encode 가 마지막 선형층을 건너뛰어 z 의 크기가 latent_dim 이 아니라 32*7*7 입니다 (병목이 없음)",
+        replace=(("return self.fc_enc(h.flatten(1))", "return h.flatten(1)"),
+                 ("if z.dim() != 2 or z.shape[1] != self.latent_dim:", "if z.dim() != 2:"),
+                 ("h = F.relu(self.fc_dec(z)).reshape(z.shape[0], 32, 7, 7)",
+                  "h = z.reshape(z.shape[0], 32, 7, 7)")),
+    ),
+    Mutant(
+        id="autoencoder_skip_path",
+        exercise="autoencoder",
+        hint_en="forward adds the input image to the reconstruction (a skip path around the bottleneck); "
+                "decode(encode(x)) alone must rebuild the image",
+        hint_ko="forward 가 복원 이미지에 입력 이미지를 더합니다 (병목을 건너뛰는 경로). decode(encode(x)) 만으로 "
+                "이미지를 복원해야 합니다",
+        replace=((_FORWARD, "return (self.decode(self.encode(x)) + x).clamp(0, 1)"),),
+    ),
+    Mutant(
+        id="autoencoder_no_optimizer_step",
+        exercise="autoencoder",
+        hint_en="train_autoencoder never calls optimizer.step(), so the weights never change",
+        hint_ko="train_autoencoder 가 optimizer.step() 을 호출하지 않아 가중치가 바뀌지 않습니다",
+        replace=(("            optimizer.step()\n", ""),),
+    ),
+    Mutant(
+        id="autoencoder_identity",
+        exercise="autoencoder",
+        hint_en="the model returns its input unchanged instead of reconstructing it from z",
+        hint_ko="모델이 z 로부터 복원하지 않고 입력을 그대로 돌려줍니다",
+        replace=((_FORWARD, "return x + 0.0 * self.decode(self.encode(x))"),),
+    ),
+]

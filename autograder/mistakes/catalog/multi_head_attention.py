@@ -1,0 +1,173 @@
+"""Known mistakes of exercise 5, ``multi_head_attention.py`` (see :mod:`autograder.mistakes.catalog`)."""
+
+from autograder.mistakes.catalog import Mutant
+
+_SPLIT = "return x.reshape(batch, seq_len, num_heads, width // num_heads).transpose(1, 2)"
+_MERGE = "return x.transpose(1, 2).reshape(batch, seq_len, num_heads * head_dim)"
+_OUT = "output = self.out_proj(merge_heads(heads))"
+_AVERAGE = "weights = weights.mean(dim=1)"
+_QKV = """        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+"""
+_PROJ = """        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+"""
+
+MUTANTS = [
+    Mutant(
+        id="mha_split_without_transpose",
+        exercise="multi_head_attention",
+        hint_en="the heads are cut with view/reshape straight to [B, H, S, D/H] without a transpose, which mixes "
+                "positions into heads: reshape to [B, S, H, D/H] and swap axes 1 and 2 (and back in merge_heads)",
+        hint_ko="transpose 없이 view/reshape 로 바로 [B, H, S, D/H] 를 만들어 위치와 헤드가 섞였습니다. "
+                "[B, S, H, D/H] 로 바꾼 뒤 1, 2 축을 바꾸세요 (merge_heads 에서는 반대로)",
+        replace=((_SPLIT, "return x.reshape(batch, num_heads, seq_len, width // num_heads)"),
+                 (_MERGE, "return x.reshape(batch, seq_len, num_heads * head_dim)")),
+    ),
+    Mutant(
+        id="mha_split_only_without_transpose",
+        exercise="multi_head_attention",
+        hint_en="split_heads reshapes straight to [B, H, S, D/H] without a transpose (merge_heads is right), "
+                "which mixes positions into heads: reshape to [B, S, H, D/H], then swap axes 1 and 2",
+        hint_ko="split_heads 가 transpose 없이 바로 [B, H, S, D/H] 로 reshape 해 위치와 헤드가 섞였습니다 "
+                "(merge_heads 는 맞습니다). [B, S, H, D/H] 로 바꾼 뒤 1, 2 축을 바꾸세요",
+        replace=((_SPLIT, "return x.reshape(batch, num_heads, seq_len, width // num_heads)"),),
+    ),
+    Mutant(
+        id="mha_merge_without_transpose",
+        exercise="multi_head_attention",
+        hint_en="merge_heads reshapes [B, H, S, d] to [B, S, H*d] without first swapping H and S back, which "
+                "mixes positions",
+        hint_ko="merge_heads 에서 H 와 S 축을 다시 바꾸지 않고 [B, S, H*d] 로 reshape 해 위치가 섞였습니다",
+        replace=((_MERGE, "return x.reshape(batch, seq_len, num_heads * head_dim)"),),
+    ),
+    Mutant(
+        id="mha_no_out_proj",
+        exercise="multi_head_attention",
+        hint_en="the output projection out_proj is not applied after merging the heads",
+        hint_ko="헤드를 합친 뒤 출력 투영 out_proj 를 적용하지 않았습니다",
+        replace=((_OUT, "output = merge_heads(heads)"),),
+    ),
+    Mutant(
+        id="mha_heads_summed",
+        exercise="multi_head_attention",
+        hint_en="the returned weights are summed over the heads; average_attn_weights=True asks for their mean",
+        hint_ko="반환한 가중치를 헤드에 대해 더했습니다. average_attn_weights=True 이면 평균이어야 합니다",
+        replace=((_AVERAGE, "weights = weights.sum(dim=1)"),),
+    ),
+    Mutant(
+        id="mha_weights_first_head_only",
+        exercise="multi_head_attention",
+        hint_en="the returned weights are those of one head; average_attn_weights=True asks for the mean over "
+                "all heads",
+        hint_ko="한 헤드의 가중치만 반환했습니다. average_attn_weights=True 이면 모든 헤드의 평균이어야 합니다",
+        replace=((_AVERAGE, "weights = weights[:, 0]"),),
+    ),
+    Mutant(
+        id="mha_average_flag_ignored",
+        exercise="multi_head_attention",
+        hint_en="average_attn_weights is ignored: with average_attn_weights=False return the per-head weights "
+                "[B, H, S_q, S_k]",
+        hint_ko="average_attn_weights 를 무시했습니다. False 이면 헤드별 가중치 [B, H, S_q, S_k] 를 반환해야 합니다",
+        replace=(("if average_attn_weights:\n            weights = weights.mean(dim=1)",
+                  "weights = weights.mean(dim=1)"),),
+    ),
+    Mutant(
+        id="mha_scaled_by_sqrt_d_model",
+        exercise="multi_head_attention",
+        hint_en="the scores are scaled by sqrt(d_model); each head must use its own width: sqrt(head_dim)",
+        hint_ko="점수를 sqrt(d_model) 로 나누었습니다. 각 헤드의 폭 sqrt(head_dim) 으로 나누어야 합니다",
+        replace=(("q = split_heads(self.q_proj(query), self.num_heads)",
+                  "q = split_heads(self.q_proj(query), self.num_heads) * (self.head_dim / self.d_model) ** 0.5"),),
+    ),
+    Mutant(
+        id="mha_key_padding_ignored",
+        exercise="multi_head_attention",
+        hint_en="key_padding_mask is not applied: padded keys still get attention weight",
+        hint_ko="key_padding_mask 를 적용하지 않아 패딩된 key 도 가중치를 받습니다",
+        replace=(("            mask = combine_masks(attn_mask, key_padding_mask)",
+                  "            mask = combine_masks(attn_mask, None)"),),
+    ),
+    Mutant(
+        id="mha_attn_mask_ignored",
+        exercise="multi_head_attention",
+        hint_en="attn_mask is not applied (e.g. the causal mask): blocked positions still get attention weight",
+        hint_ko="attn_mask(예: 인과 마스크)를 적용하지 않아 가려진 위치도 가중치를 받습니다",
+        replace=(("            mask = combine_masks(attn_mask, key_padding_mask)",
+                  "            mask = combine_masks(None, key_padding_mask)"),),
+    ),
+    Mutant(
+        id="mha_dropout_in_eval",
+        exercise="multi_head_attention",
+        hint_en="attention dropout is applied in eval mode too: pass the dropout probability only while "
+                "self.training (eval must be deterministic)",
+        hint_ko="eval 모드에서도 어텐션 드롭아웃을 적용했습니다. self.training 일 때만 확률을 넘기세요 (eval 은 결정적이어야 합니다)",
+        replace=(("dropout_p = self.dropout if self.training else 0.0", "dropout_p = self.dropout"),),
+    ),
+    Mutant(
+        id="mha_fused_qkv",
+        exercise="multi_head_attention",
+        convention=True,
+        hint_en="you used one fused in_proj layer for q, k and v (PyTorch's own layout, a real convention); this "
+                "exercise asks for the named projections q_proj, k_proj, v_proj so weights can be loaded by name",
+        hint_ko="q, k, v 에 하나로 합친 in_proj 층을 썼습니다 (PyTorch 의 실제 방식). 이 과제는 가중치를 이름으로 "
+                "불러올 수 있도록 q_proj, k_proj, v_proj 를 따로 두어야 합니다",
+        replace=((_PROJ, "        self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)\n"),
+                 (_QKV, "        w_q, w_k, w_v = self.in_proj.weight.chunk(3)\n"
+                        "        b_q = b_k = b_v = None\n"
+                        "        if self.in_proj.bias is not None:\n"
+                        "            b_q, b_k, b_v = self.in_proj.bias.chunk(3)\n"
+                        "        q = split_heads(nn.functional.linear(query, w_q, b_q), self.num_heads)\n"
+                        "        k = split_heads(nn.functional.linear(key, w_k, b_k), self.num_heads)\n"
+                        "        v = split_heads(nn.functional.linear(value, w_v, b_v), self.num_heads)\n")),
+    ),
+]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: Kyubyong/transformer#17 (the added output projection is a dense layer with
+    # activation=tf.nn.relu; the paper's W_O is linear).
+    Mutant(
+        id="mha_relu_after_out_proj",
+        exercise="multi_head_attention",
+        hint_en="a ReLU follows the output projection; Concat(head_1, ..., head_h) W_O is linear, with no "
+                "activation",
+        hint_ko="출력 투영 뒤에 ReLU 를 적용했습니다. Concat(head_1, ..., head_h) W_O 는 활성화 없는 선형 변환입니다",
+        replace=((_OUT, "output = torch.relu(self.out_proj(merge_heads(heads)))"),),
+    ),
+    # Source: CyberZHG/keras-multi-head#8, DeepGraphLearning/RecommenderSystems#21, hanxiao/tf-nlp-blocks#1
+    # (q, k, v projections with a ReLU activation).
+    Mutant(
+        id="mha_relu_on_projections",
+        exercise="multi_head_attention",
+        hint_en="the q, k and v projections go through a ReLU; Q W_Q, K W_K, V W_V are linear projections",
+        hint_ko="q, k, v 투영 뒤에 ReLU 를 적용했습니다. Q W_Q, K W_K, V W_V 는 선형 투영입니다",
+        replace=((_QKV, "        q = split_heads(torch.relu(self.q_proj(query)), self.num_heads)\n"
+                        "        k = split_heads(torch.relu(self.k_proj(key)), self.num_heads)\n"
+                        "        v = split_heads(torch.relu(self.v_proj(value)), self.num_heads)\n"),),
+    ),
+    # Source: yflyzhang/AnnotatedTransformer#1 (value = self.k_proj(value): a copy-paste slip).
+    Mutant(
+        id="mha_value_uses_k_proj",
+        exercise="multi_head_attention",
+        hint_en="the values are projected with k_proj; they need their own projection v_proj",
+        hint_ko="value 를 k_proj 로 투영했습니다. value 는 v_proj 로 투영해야 합니다",
+        replace=(("v = split_heads(self.v_proj(value), self.num_heads)",
+                  "v = split_heads(self.k_proj(value), self.num_heads)"),),
+    ),
+    # Source: OpenNMT/OpenNMT-py#1130 (review: keys and values were computed from the query,
+    # linear_keys(query), which only coincides with the right answer in self-attention).
+    Mutant(
+        id="mha_keys_values_from_query",
+        exercise="multi_head_attention",
+        hint_en="the keys and values are projected from query instead of from the key and value arguments; in "
+                "cross-attention they must come from the memory",
+        hint_ko="key 와 value 를 key/value 인자가 아니라 query 에서 투영했습니다. 크로스 어텐션에서는 메모리에서 와야 합니다",
+        replace=(("k = split_heads(self.k_proj(key), self.num_heads)",
+                  "k = split_heads(self.k_proj(query), self.num_heads)"),
+                 ("v = split_heads(self.v_proj(value), self.num_heads)",
+                  "v = split_heads(self.v_proj(query), self.num_heads)")),
+    ),
+]

@@ -1,0 +1,80 @@
+"""Known mistakes of exercise 10 (bonus), ``rope.py`` (see :mod:`autograder.mistakes.catalog`)."""
+
+from autograder.mistakes.catalog import Mutant
+
+_ANGLES_FREQ = ("inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)\n"
+                "    theta = torch.arange(max_len")
+_APPLY_FREQ = ("inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)\n"
+               "    theta = pos[:, None]")
+_PAIRS = "a, b = x[..., 0::2], x[..., 1::2]"
+_ROTATE = ("rotated = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1)\n"
+           "    return rotated.flatten(-2)")
+
+MUTANTS = [
+    Mutant(
+        id="rope_rotate_half",
+        exercise="rope",
+        convention=True,
+        hint_en="you used the 'rotate half' layout (pairs x[i], x[i + head_dim/2], as in GPT-NeoX/LLaMA code), a "
+                "real convention; this exercise uses RoFormer's interleaved pairs (x[2i], x[2i+1])",
+        hint_ko="'rotate half' 배치(x[i] 와 x[i + head_dim/2] 를 쌍으로, GPT-NeoX/LLaMA 코드 방식)를 썼습니다. 실제로 "
+                "쓰이는 방식이지만 이 과제는 RoFormer 의 교차 쌍 (x[2i], x[2i+1]) 을 씁니다",
+        replace=((_PAIRS, "a, b = x[..., : head_dim // 2], x[..., head_dim // 2 :]"),
+                 (_ROTATE, "return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)")),
+    ),
+    Mutant(
+        id="rope_clockwise",
+        exercise="rope",
+        convention=True,
+        hint_en="you rotated the interleaved pairs clockwise (multiplying by e^{-iθ}, a sense some ports use, "
+                "equivalent to negated angles); this exercise rotates counter-clockwise: "
+                "(a, b) -> (a cos θ - b sin θ, a sin θ + b cos θ)",
+        hint_ko="교차 쌍을 시계 방향으로 회전했습니다 (e^{-iθ} 를 곱하는, 일부 구현의 방식으로 각도의 부호만 반대입니다). 이 "
+                "과제는 반시계 방향으로 돌립니다: (a, b) -> (a cos θ - b sin θ, a sin θ + b cos θ)",
+        replace=((_ROTATE, "rotated = torch.stack((a * cos + b * sin, -a * sin + b * cos), dim=-1)\n"
+                           "    return rotated.flatten(-2)"),),
+    ),
+    Mutant(
+        id="rope_exponent_i_over_d",
+        exercise="rope",
+        hint_en="the frequency exponent is i/head_dim instead of 2i/head_dim",
+        hint_ko="주파수 지수를 2i/head_dim 이 아니라 i/head_dim 으로 썼습니다",
+        replace=((_ANGLES_FREQ, _ANGLES_FREQ.replace("torch.arange(0, head_dim, 2,", "torch.arange(0, head_dim // 2,")),
+                 (_APPLY_FREQ, _APPLY_FREQ.replace("torch.arange(0, head_dim, 2,", "torch.arange(0, head_dim // 2,"))),
+    ),
+    Mutant(
+        id="rope_positions_ignored",
+        exercise="rope",
+        hint_en="the positions argument is ignored: rows must be rotated by the given positions, not by 0..S-1",
+        hint_ko="positions 인자를 무시했습니다. 0..S-1 이 아니라 주어진 위치만큼 회전해야 합니다",
+        replace=(('pos = positions.detach().to(device="cpu", dtype=torch.float64)',
+                  "pos = torch.arange(seq_len, dtype=torch.float64)"),),
+    ),
+    Mutant(
+        id="rope_angles_sin_cos_swapped",
+        exercise="rope",
+        hint_en="rope_angles returns (sin, cos); it must return (cos, sin)",
+        hint_ko="rope_angles 가 (sin, cos) 를 반환합니다. (cos, sin) 순서여야 합니다",
+        replace=(("return torch.cos(theta).to(torch.float32), torch.sin(theta).to(torch.float32)",
+                  "return torch.sin(theta).to(torch.float32), torch.cos(theta).to(torch.float32)"),),
+    ),
+]
+
+# Conventions found in public code (issue 14); each entry names its source.
+MUTANTS += [
+    # Source: huggingface/transformers convert_llama_weights_to_hf.py permutes q/k weights because Meta's
+    # LLaMA code rotates interleaved pairs while the HF port rotates halves; both senses occur in ports.
+    Mutant(
+        id="rope_rotate_half_clockwise",
+        exercise="rope",
+        convention=True,
+        hint_en="you used the 'rotate half' layout (pairs x[i], x[i + head_dim/2]) and rotated clockwise, a "
+                "real convention of some ports; this exercise uses RoFormer's interleaved pairs (x[2i], x[2i+1]) "
+                "rotated counter-clockwise: (a cos θ - b sin θ, a sin θ + b cos θ)",
+        hint_ko="'rotate half' 배치(x[i] 와 x[i + head_dim/2])로 시계 방향으로 회전했습니다 (일부 구현의 실제 방식). 이 "
+                "과제는 RoFormer 의 교차 쌍 (x[2i], x[2i+1]) 을 반시계 방향으로 돌립니다: "
+                "(a cos θ - b sin θ, a sin θ + b cos θ)",
+        replace=((_PAIRS, "a, b = x[..., : head_dim // 2], x[..., head_dim // 2 :]"),
+                 (_ROTATE, "return torch.cat((a * cos + b * sin, -a * sin + b * cos), dim=-1)")),
+    ),
+]

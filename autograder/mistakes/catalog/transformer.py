@@ -1,0 +1,129 @@
+"""Known mistakes of exercise 9, ``transformer.py`` (see :mod:`autograder.mistakes.catalog`): patches of
+``solutions/transformer.py``. ``transformer_no_causal_mask`` is also used by the training tests."""
+
+from autograder.mistakes.catalog import Mutant
+
+_STEP = "next_token = torch.where(finished, torch.full_like(next_token, self.pad_id), next_token)"
+_LOOP = "while ys.shape[1] < max_len and not bool(finished.all()):"
+
+MUTANTS = [
+    Mutant(
+        id="transformer_no_causal_mask",
+        exercise="transformer",
+        hint_en="decode does not pass the causal mask to the decoder, so position t sees the target tokens "
+                "after it (it learns to copy the next token in training and fails when generating)",
+        hint_ko="decode 가 디코더에 인과 마스크를 넘기지 않아 위치 t 가 뒤쪽 타깃 토큰을 봅니다 (학습 때는 다음 토큰을 "
+                "베끼고 생성할 때는 실패합니다)",
+        replace=(("tgt_mask=causal,", "tgt_mask=None,"),),
+    ),
+    Mutant(
+        id="transformer_no_memory_padding_mask",
+        exercise="transformer",
+        hint_en="decode does not pass the source padding mask as memory_key_padding_mask, so cross-attention "
+                "attends to source padding.",
+        hint_ko="decode 가 소스 패딩 마스크를 memory_key_padding_mask 로 넘기지 않아 크로스 어텐션이 소스 패딩을 "
+                "참조합니다.",
+        replace=(("memory_key_padding_mask=make_padding_mask(src, self.pad_id),", "memory_key_padding_mask=None,"),),
+    ),
+    Mutant(
+        id="transformer_no_source_padding_mask",
+        exercise="transformer",
+        hint_en="encode runs the encoder without the source padding mask, so source tokens attend to padding.",
+        hint_ko="encode 가 소스 패딩 마스크 없이 인코더를 실행해 소스 토큰이 패딩을 참조합니다.",
+        replace=(("return self.encoder(self.pos_encoding(self.src_embed(src)), key_padding_mask=src_padding)",
+                  "return self.encoder(self.pos_encoding(self.src_embed(src)))"),),
+    ),
+    Mutant(
+        id="transformer_greedy_no_pad_after_eos",
+        exercise="transformer",
+        hint_en="After a row has produced eos_id, greedy_decode keeps appending predicted tokens; it must "
+                "append pad_id to that row.",
+        hint_ko="eos_id 를 낸 행에도 greedy_decode 가 예측 토큰을 계속 붙입니다. 그 행에는 pad_id 를 붙여야 합니다.",
+        replace=((_STEP, "next_token = next_token"),),
+    ),
+    Mutant(
+        id="transformer_greedy_ignores_eos",
+        exercise="transformer",
+        hint_en="greedy_decode ignores eos_id: it neither pads the rows that ended nor stops when every row "
+                "has produced eos_id.",
+        hint_ko="greedy_decode 가 eos_id 를 무시합니다: 끝난 행을 패딩으로 채우지도, 모든 행이 eos_id 를 냈을 때 "
+                "멈추지도 않습니다.",
+        replace=((_STEP, "next_token = next_token"), (_LOOP, "while ys.shape[1] < max_len:")),
+    ),
+    Mutant(
+        id="transformer_greedy_drops_bos",
+        exercise="transformer",
+        hint_en="greedy_decode returns the generated tokens without the BOS column; column 0 must be bos_id "
+                "(and it counts towards max_len).",
+        hint_ko="greedy_decode 가 BOS 열을 빼고 돌려줍니다. 0번 열은 bos_id 여야 합니다(max_len 에도 포함).",
+        replace=(("        return ys\n", "        return ys[:, 1:]\n"),),
+    ),
+    Mutant(
+        id="transformer_greedy_max_len_off_by_one",
+        exercise="transformer",
+        hint_en="greedy_decode returns max_len + 1 columns; max_len counts the BOS column.",
+        hint_ko="greedy_decode 가 max_len + 1 개 열을 돌려줍니다. max_len 은 BOS 열을 포함한 길이입니다.",
+        replace=((_LOOP, "while ys.shape[1] <= max_len and not bool(finished.all()):"),),
+    ),
+    Mutant(
+        id="transformer_greedy_sets_eval",
+        exercise="transformer",
+        hint_en="greedy_decode switches the model to eval mode (self.eval()); it must leave the train/eval "
+                "mode as the caller set it.",
+        hint_ko="greedy_decode 가 모델을 eval 모드로 바꿉니다(self.eval()). 호출한 쪽이 정한 train/eval 모드를 "
+                "그대로 두어야 합니다.",
+        replace=(("        with torch.no_grad():\n            memory = self.encode(src)",
+                  "        self.eval()\n        with torch.no_grad():\n            memory = self.encode(src)"),),
+    ),
+]
+
+# Mistakes reported in public code (issue 14); each entry names its source.
+_SRC_PE = "self.pos_encoding(self.src_embed(src))"
+_TGT_PE = "self.pos_encoding(self.tgt_embed(tgt))"
+
+MUTANTS += [
+    # Source: CasualGANPapers/Make-A-Scene#6 (the next token read from the logits at the wrong position).
+    Mutant(
+        id="transformer_greedy_first_position_logits",
+        exercise="transformer",
+        hint_en="greedy_decode picks the next token from the logits of the first position; use the last "
+                "position's logits ([:, -1])",
+        hint_ko="greedy_decode 가 첫 위치의 로짓으로 다음 토큰을 고릅니다. 마지막 위치의 로짓([:, -1])을 쓰세요",
+        replace=(("logits = self.generator(self.decode(ys, memory, src)[:, -1])",
+                  "logits = self.generator(self.decode(ys, memory, src)[:, 0])"),),
+    ),
+    # Source: Exorust/TorchLeet#5 and IBM/TabFormer#14 (batch-first tensors given to a sequence-first
+    # module); here the embeddings go through the positional encoding sequence-first, so every token
+    # of example b gets position b's encoding.
+    Mutant(
+        id="transformer_mixed_layout",
+        exercise="transformer",
+        hint_en="the embeddings reach the positional encoding as [S, B, d_model] (sequence first) while the "
+                "kit is batch first [B, S, d_model]: every token of example b gets the encoding of position b, "
+                "and swapping two examples changes their outputs",
+        hint_ko="임베딩을 [S, B, d_model] (시퀀스 우선)으로 위치 인코딩에 넘겼지만 이 키트는 배치 우선 [B, S, d_model] "
+                "입니다. 예제 b 의 모든 토큰이 위치 b 의 인코딩을 받고, 두 예제를 바꾸면 출력이 달라집니다",
+        replace=((_SRC_PE, "self.pos_encoding(self.src_embed(src).transpose(0, 1)).transpose(0, 1)"),
+                 (_TGT_PE, "self.pos_encoding(self.tgt_embed(tgt).transpose(0, 1)).transpose(0, 1)")),
+    ),
+    # Source: DSKSD/DeepNLP-models-Pytorch#2 and bowang-lab/Transformer-GCN-QA#32 (softmax applied to
+    # the model's output although the loss expects logits).
+    Mutant(
+        id="transformer_returns_softmax",
+        exercise="transformer",
+        hint_en="forward returns softmax probabilities; it must return the generator's logits (the loss and "
+                "argmax take logits)",
+        hint_ko="forward 가 softmax 확률을 반환합니다. generator 의 로짓을 반환해야 합니다 (손실과 argmax 는 로짓을 받습니다)",
+        replace=(("return self.generator(self.decode(tgt, self.encode(src), src))",
+                  "return torch.softmax(self.generator(self.decode(tgt, self.encode(src), src)), dim=-1)"),),
+    ),
+    # Source: Lightning-AI/pytorch-lightning#20099 ("positional encoding not used in Demo Transformer").
+    Mutant(
+        id="transformer_no_positional_encoding",
+        exercise="transformer",
+        hint_en="the positional encoding is never added: encode and decode must pass the embeddings through "
+                "pos_encoding",
+        hint_ko="위치 인코딩을 더하지 않았습니다. encode 와 decode 에서 임베딩을 pos_encoding 에 통과시켜야 합니다",
+        replace=((_SRC_PE, "self.src_embed(src)"), (_TGT_PE, "self.tgt_embed(tgt)")),
+    ),
+]

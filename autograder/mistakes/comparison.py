@@ -1,0 +1,210 @@
+"""Comparing a submission's output with the expected one: :func:`compare`, :func:`distance`
+and the :class:`Mismatch` they raise. Importable from :mod:`autograder.checks.expectations`.
+
+Messages of hidden tests never print expected values (they must not leak them): only
+shapes, dtypes, where the first difference is, how large it is, and the student's
+own value there. Public tests (whose formulas are public) also show the expected value
+at the first difference.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from autograder.child import wire
+from autograder.context import current
+from autograder.i18n import _
+
+if TYPE_CHECKING:  # instructor-only: the student edition ships no mistake catalog
+    from autograder.mistakes import catalog
+
+PLAIN_TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
+
+
+class Mismatch(AssertionError):
+    """The submission's output differs from the expected one. ``mistake`` is the
+    catalog entry that reproduces the student's output, when one does."""
+
+    def __init__(self, message: str, mistake: catalog.Mutant | None = None):
+        super().__init__(message)
+        self.message = message
+        self.mistake = mistake
+
+    def __str__(self) -> str:
+        if self.mistake is None:
+            return self.message
+        label = _("Different convention") if self.mistake.convention else _("Likely mistake")
+        return f"{self.message}\n{label}: {self.mistake.hint()} [{self.mistake.id}]"
+
+
+def _fmt_index(flat: int, shape) -> str:
+    idx = []
+    for dim in reversed(list(shape)):
+        idx.append(flat % dim if dim else 0)
+        flat //= dim if dim else 1
+    return "(" + ", ".join(str(i) for i in reversed(idx)) + ")"
+
+
+def describe_type(value: Any) -> str:
+    if hasattr(value, "tkit_type"):
+        return value.tkit_type
+    return type(value).__name__
+
+
+def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
+            valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False,
+            show_expected: bool | None = None) -> None:
+    """Raise :class:`Mismatch` unless ``got`` matches ``expected``.
+
+    Structures (tuple, list, dict, None, numbers, strings) are compared item by item; tensors
+    by type (plain tensors only), shape, dtype (when ``check_dtype``), NaN/inf and
+    values within ``atol + rtol * |expected|``. ``valid`` (bool, broadcastable to the
+    tensor) restricts the value comparison to True positions, e.g. unpadded ones.
+    ``show_expected`` adds the expected value at the first wrong position to the message;
+    by default it does so in public tests only (hidden tests keep their values private).
+    """
+    if show_expected is None:
+        ctx = current(required=False)
+        show_expected = ctx is not None and ctx.visibility == "public"
+    if isinstance(expected, torch.Tensor):
+        _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
+    elif isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)):
+            raise Mismatch(_("{what} should be a tuple of {n} items, got {type}").format(
+                what=what, n=len(expected), type=describe_type(got)))
+        if len(got) != len(expected):
+            raise Mismatch(_("{what} should have {n} items, got {m}").format(
+                what=what, n=len(expected), m=len(got)))
+        for i, (g, e) in enumerate(zip(got, expected)):
+            v = valid[i] if isinstance(valid, (tuple, list)) else valid
+            compare(g, e, what=_("item {i} of {what}").format(i=i, what=what), atol=atol, rtol=rtol, valid=v,
+                    check_dtype=check_dtype, equal_nan=equal_nan, show_expected=show_expected)
+    elif isinstance(expected, dict):
+        if not isinstance(got, dict) or set(got) != set(expected):
+            raise Mismatch(_("{what} should have the keys {keys}").format(what=what, keys=sorted(expected)))
+        for k in expected:
+            compare(got[k], expected[k], what=f"{what}[{k!r}]", atol=atol, rtol=rtol, valid=valid,
+                    check_dtype=check_dtype, equal_nan=equal_nan, show_expected=show_expected)
+    elif expected is None:
+        if got is not None:
+            raise Mismatch(_("{what} should be None, got {type}").format(what=what, type=describe_type(got)))
+    elif isinstance(expected, bool) or isinstance(expected, int) and not isinstance(expected, bool):
+        if type(got) is not type(expected) or got != expected:
+            raise Mismatch(_("{what} should be {expected!r}, got {got!r}").format(
+                what=what, expected=expected, got=got if isinstance(got, (int, float, str)) else describe_type(got)))
+    elif isinstance(expected, str):
+        if not isinstance(got, str) or got != expected:
+            raise Mismatch(_("{what} should be {expected!r}, got {got!r}").format(
+                what=what, expected=expected, got=got if isinstance(got, (int, float, str)) else describe_type(got)))
+    elif isinstance(expected, float):
+        if not isinstance(got, (int, float)) or isinstance(got, bool) or not math.isclose(
+                got, expected, rel_tol=rtol, abs_tol=atol):
+            raise Mismatch(_("{what} differs from the expected number (got {got!r})").format(
+                what=what, got=got if isinstance(got, (int, float)) else describe_type(got)))
+    else:
+        raise TypeError(f"compare() cannot handle expected values of type {type(expected).__name__}")
+
+
+def _compare_tensor(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected=False) -> None:
+    if not isinstance(got, torch.Tensor):
+        raise Mismatch(_("{what} should be a tensor, got {type}").format(what=what, type=describe_type(got)))
+    sent_cls = wire.tensor_info(got).get("cls")
+    if sent_cls and sent_cls not in PLAIN_TENSOR_TYPES:
+        raise Mismatch(_("{what} is a tensor subclass ({cls}); return a plain torch.Tensor").format(
+            what=what, cls=sent_cls))
+    if tuple(got.shape) != tuple(expected.shape):
+        raise Mismatch(_("{what} has the wrong shape: expected {expected}, got {got}").format(
+            what=what, expected=list(expected.shape), got=list(got.shape)))
+    if check_dtype and got.dtype != expected.dtype:
+        raise Mismatch(_("{what} has the wrong dtype: expected {expected}, got {got}").format(
+            what=what, expected=expected.dtype, got=got.dtype))
+    sent_dev = wire.tensor_info(got).get("dev")
+    if sent_dev and sent_dev.split(":")[0] != expected.device.type:
+        raise Mismatch(_("{what} is on the wrong device: expected {expected}, got {got}").format(
+            what=what, expected=expected.device.type, got=sent_dev))
+    g = got.detach().to(torch.float64) if got.is_floating_point() else got.detach()
+    e = expected.detach().to(device=g.device, dtype=g.dtype) if got.is_floating_point() else expected.detach()
+    mask = torch.ones(g.shape, dtype=torch.bool)
+    if valid is not None:
+        mask = torch.broadcast_to(valid.to(torch.bool).cpu(), g.shape)
+    if g.is_floating_point():
+        # the common case first: every compared value close (NaN where NaN is expected, the same
+        # infinities), which is exactly when none of the checks below fails
+        if (torch.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True) | ~mask).all():
+            return
+        bad_nan = torch.isnan(g) & ~torch.isnan(e) & mask
+        if bad_nan.any():
+            raise Mismatch(_("{what} contains NaN at {n} of {m} positions (first at {idx})").format(
+                what=what, n=int(bad_nan.sum()), m=int(mask.sum()),
+                idx=_fmt_index(int(bad_nan.flatten().nonzero()[0]), g.shape)))
+        bad_inf = torch.isinf(g) & ~torch.isinf(e) & mask
+        if bad_inf.any():
+            raise Mismatch(_("{what} contains inf at {n} of {m} positions (first at {idx})").format(
+                what=what, n=int(bad_inf.sum()), m=int(mask.sum()),
+                idx=_fmt_index(int(bad_inf.flatten().nonzero()[0]), g.shape)))
+        close = torch.isclose(g, e, rtol=rtol, atol=atol) | (torch.isnan(g) & torch.isnan(e))
+    else:
+        close = g == e
+    wrong = ~close & mask
+    if wrong.any():
+        first = int(wrong.flatten().nonzero()[0])
+        diff = (g - e).abs()[wrong] if g.is_floating_point() else None
+        detail = ""
+        if diff is not None:
+            finite = diff[torch.isfinite(diff)]
+            if finite.numel():
+                detail = _(", largest difference {diff:.3g}").format(diff=float(finite.max()))
+        if show_expected:
+            detail = _(", expected {value}").format(value=_shown(e.flatten()[first].item())) + detail
+        raise Mismatch(_("{what} has wrong values at {n} of {m} positions (first at {idx}, where you "
+                         "returned {value}){detail}").format(
+            what=what, n=int(wrong.sum()), m=int(mask.sum()), idx=_fmt_index(first, g.shape),
+            value=_shown(g.flatten()[first].item()), detail=detail))
+
+
+def _shown(value) -> str:
+    return str(value) if isinstance(value, bool) else f"{value:.6g}"
+
+
+def distance(got: Any, expected: Any, valid=None) -> float:
+    """How far ``got`` is from ``expected``: the largest absolute difference over the
+    compared positions (inf on a structure, shape or NaN-pattern difference)."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(expected.shape):
+            return math.inf
+        g = got.detach().double()
+        e = expected.detach().double()
+        mask = torch.ones(g.shape, dtype=torch.bool) if valid is None else torch.broadcast_to(
+            valid.to(torch.bool).cpu(), g.shape)
+        if not mask.any():
+            return 0.0
+        g, e = g[mask], e[mask]
+        nan_g, nan_e = torch.isnan(g), torch.isnan(e)
+        if not torch.equal(nan_g, nan_e):
+            return math.inf
+        keep = ~nan_g
+        g, e = g[keep], e[keep]
+        if not g.numel():
+            return 0.0
+        inf_mismatch = (torch.isinf(g) | torch.isinf(e)) & (g != e)
+        if inf_mismatch.any():
+            return math.inf
+        finite = torch.isfinite(e)
+        return float((g[finite] - e[finite]).abs().max()) if finite.any() else 0.0
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return math.inf
+        return max((distance(g, e, valid[i] if isinstance(valid, (tuple, list)) else valid)
+                    for i, (g, e) in enumerate(zip(got, expected))), default=0.0)
+    if expected is None:
+        return 0.0 if got is None else math.inf
+    if isinstance(expected, str):
+        return 0.0 if got == expected else math.inf
+    if isinstance(expected, (int, float)):
+        if not isinstance(got, (int, float)):
+            return math.inf
+        return abs(float(got) - float(expected))
+    return math.inf

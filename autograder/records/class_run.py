@@ -1,0 +1,90 @@
+"""What ``tkit grade`` keeps for a class: feedback per submission, the gradebook, grades.csv
+and summary.html.
+
+:class:`ClassRecords` hooks into :func:`autograder.run.batch.grade_many`'s ``on_result``
+callback: each finished submission is recorded in the gradebook (one transaction, under its real
+id) and gets ``feedback.html`` and ``feedback.md`` beside its ``results.json`` (written once, by
+the worker that graded it, pictures' data included: :func:`autograder.run.grading.grade_submission`) in
+``OUT/submissions/<safe id>/`` (:func:`autograder.intake.untrusted.submission_dir`: student ids are data,
+never paths beside the class files); :meth:`ClassRecords.finish`
+writes ``grades.csv`` and ``summary.html`` for every submission in the gradebook.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.intake.textfiles import write_json_atomic, write_text_atomic
+from autograder.intake.untrusted import report_href, submission_dir
+from autograder.records import gradebook
+from autograder.reports import render
+from autograder.results.model import Results, as_results, error_results
+
+
+class ClassRecords:
+    """Records of one class run into ``out_dir`` (gradebook default: ``out_dir/gradebook.sqlite``).
+    It renders and records only: the pictures' data comes with the results from the grading
+    session (the ``pictures`` option of :func:`autograder.run.grading.grade_submission`)."""
+
+    def __init__(self, out_dir: Path, *, options: dict, gradebook_path: Path | None = None,
+                 lang: str | None = None):
+        self.out_dir = Path(out_dir)
+        self.book = gradebook.Gradebook(gradebook_path or self.out_dir / "gradebook.sqlite")
+        self.options = options
+        self.options_key = gradebook.options_key(options)
+        self.lang = lang
+        self.hashes: dict[str, str] = {}
+
+    def close(self) -> None:
+        self.book.close()
+
+    def plan(self, todo: list[tuple[str, Path]], resume: bool) -> list[tuple[str, Path]]:
+        """The submissions to grade: all of ``todo``, or with ``resume`` only those whose
+        content hash, kit version or options differ from the gradebook's."""
+        self.hashes = {sid: gradebook.content_hash(path) for sid, path in todo}
+        if not resume:
+            return list(todo)
+        return [(sid, path) for sid, path in todo
+                if self.book.needs_grading(sid, self.hashes[sid], self.options_key)]
+
+    def seed(self, seed: int | None, resume: bool) -> int:
+        """The run's seed: ``seed``, else (with ``resume``) the gradebook's, else a fresh one;
+        stored in the gradebook."""
+        import secrets
+
+        stored = self.book.get_meta("seed")
+        if seed is None:
+            seed = int(stored) if resume and stored is not None else secrets.randbelow(2**31)
+        self.book.set_meta("seed", str(seed))
+        return seed
+
+    def on_result(self, student_id: str, path: Path, results) -> Results:
+        """Record one finished submission (its results.json dict or :class:`Results`, or the
+        exception that stopped its grading) and write its feedback; returns the results recorded.
+        A submission that could not be graded gets its ``results.json`` here (the error, 0 points);
+        a graded one has it from the worker already."""
+        folder = self.student_folder(student_id)
+        if isinstance(results, Exception):
+            results = error_results(str(results), str(path))
+            write_json_atomic(folder / "results.json", results.to_gradescope())
+        results = as_results(results)
+        content = self.hashes.get(student_id) or gradebook.content_hash(path)
+        self.book.record(student_id, results, content_hash=content, options=self.options_key)
+        render.write_feedback(results, folder, student=student_id, lang=self.lang)
+        return results
+
+    def finish(self) -> tuple[Path, Path]:
+        """Write ``grades.csv`` and ``summary.html`` into ``out_dir`` from the whole gradebook."""
+        csv_path = self.book.export_csv(self.out_dir / "grades.csv")
+        summary = self.out_dir / "summary.html"
+        write_text_atomic(summary, render.render_summary(self.book.all_results(), lang=self.lang,
+                                                          feedback_href=self.feedback_href))
+        return csv_path, summary
+
+    def student_folder(self, student_id: str) -> Path:
+        """Where a student's results.json, feedback.html and feedback.md are written."""
+        return submission_dir(self.out_dir, student_id)
+
+    def feedback_href(self, student_id: str) -> str:
+        """The link from ``summary.html`` (in ``out_dir``) to the student's ``feedback.html``."""
+        return report_href(student_id)

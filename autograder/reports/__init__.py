@@ -1,0 +1,9 @@
+"""What a person reads: feedback, the class summary, the terminal and pictures.
+
+- :mod:`.render`: per-student feedback (HTML, Markdown) and ``summary.html`` with jinja2;
+- :mod:`.roster`: the class roster table of ``summary.html``;
+- :mod:`.console`: the terminal tables of ``tkit check`` (rich);
+- :mod:`.pictures`: the pictures of the reports, drawn from a grading run's data.
+
+In: :class:`~autograder.results.model.Results`. Out: text, HTML and PNG; no torch imported.
+"""

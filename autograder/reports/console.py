@@ -1,0 +1,116 @@
+"""Terminal output of results: a table per exercise and the failing tests with hints (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from autograder import exercises
+from autograder.i18n import _
+from autograder.results import not_graded
+from autograder.results.model import Results, TestResult, as_results
+
+
+def exercise_rows(results: Results | dict) -> list[tuple[str, float, float, int, int]]:
+    """``(exercise, score, max_score, passed, total)`` per exercise, in exercise order."""
+    rows = []
+    for ex in exercises.EXERCISES:
+        tests = [t for t in as_results(results).tests if t.exercise == ex.name]
+        if not tests:
+            continue
+        rows.append((ex.name, sum(t.score for t in tests), sum(t.max_score for t in tests),
+                     sum(t.passed for t in tests), len(tests)))
+    return rows
+
+
+# Without -v, at most this many failing tests are shown with their messages.
+MAX_DETAILS = 8
+
+
+def _details(results: Results, verbose: bool) -> tuple[list[TestResult], int]:
+    """The failing tests to show with their message, and how many others are left out: every
+    one with ``verbose``; otherwise the first :data:`MAX_DETAILS` that are not just an
+    untouched TODO (those are counted in the summary line)."""
+    failing = [t for t in results.tests if not t.passed and not not_graded.reason(t)]
+    if verbose:
+        return failing, 0
+    real = [t for t in failing if t.failure != "not_implemented"]
+    return real[:MAX_DETAILS], len(failing) - len(real[:MAX_DETAILS])
+
+
+def summary_line(results: Results | dict, hidden_details: int = 0) -> str:
+    """One line: how many tests passed, how many only hit an unimplemented TODO, how many failed,
+    and, when messages were left out, how to see them (``tkit check -v``)."""
+    tests = as_results(results).tests
+    passed = sum(t.passed for t in tests)
+    ungraded = sum(bool(not_graded.reason(t)) for t in tests)
+    todo = sum(not t.passed and t.failure == "not_implemented" for t in tests)
+    line = _("{passed} of {total} tests passed, {todo} not implemented yet, {failed} failed.").format(
+        passed=passed, total=len(tests), todo=todo, failed=len(tests) - passed - todo - ungraded)
+    if ungraded:
+        line += " " + _("{count} not graded (see above).").format(count=ungraded)
+    if hidden_details:
+        line += " " + _("Run `tkit check -v` to see every message ({count} not shown).").format(
+            count=hidden_details)
+    return line
+
+
+def print_results(results: Results | dict, console: Console | None = None, show_failures: bool = True,
+                  verbose: bool = False) -> None:
+    """Print the failing tests' messages, then the per-exercise table with the total, then a
+    one-line summary (so the table and the total stay on screen).
+
+    Args:
+        results: the submission's :class:`~autograder.results.model.Results` (or its results.json dict).
+        console: where to print (default: a new rich Console on stdout).
+        show_failures: print failing tests' messages at all.
+        verbose: print every failing test's message; otherwise at most :data:`MAX_DETAILS`,
+            skipping tests that only hit an unimplemented TODO.
+    """
+    console = console or Console()
+    results = as_results(results)
+    shown, left_out = _details(results, verbose) if show_failures else ([], 0)
+    for test in shown:
+        console.print(f"[bold red]✗[/] {escape(test.name)}", highlight=False, markup=True)
+        for line in (test.output or "").splitlines():
+            console.print(f"    {line}", highlight=False, markup=False)
+    _print_not_graded(results, console)
+    console.print(_table(results))
+    ungraded = not_graded.of_results(results)
+    if ungraded:
+        console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}",
+                      highlight=False, markup=True)
+    console.print(summary_line(results, left_out if show_failures else 0), highlight=False, markup=False)
+
+
+def _print_not_graded(results: Results, console: Console) -> None:
+    """The tests the kit could not judge, each with its reason (whoever runs the check is who
+    can fix it: e.g. the MNIST command to run)."""
+    for test in results.tests:
+        reason = not_graded.reason(test)
+        if test.passed or not reason:
+            continue
+        console.print(f"[bold magenta]–[/] {escape(test.name)} ({escape(_('not graded'))})",
+                      highlight=False, markup=True)
+        for line in reason.splitlines():
+            console.print(f"    {line}", highlight=False, markup=False)
+
+
+def _table(results: Results) -> Table:
+    ungraded = not_graded.of_results(results)
+    table = Table(title=_("Results"), show_lines=False)
+    table.add_column(_("exercise"))
+    table.add_column(_("title"))
+    table.add_column(_("tests passed"), justify="right")
+    table.add_column(_("points"), justify="right")
+    for name, score, max_score, passed, total in exercise_rows(results):
+        ex = exercises.get(name)
+        style = "green" if passed == total else ("yellow" if passed else "red")
+        points = f"{score:g}/{max_score:g}"
+        if name in ungraded:
+            style, points = "magenta", f"{points} ({_('not graded')})"
+        table.add_row(name, ex.title, f"{passed}/{total}", points, style=style)
+    table.add_row("", _("total"), "", f"{results.score:g}/{results.max_score or 0:g}",
+                  style="bold")
+    return table

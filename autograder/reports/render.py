@@ -1,0 +1,339 @@
+"""Feedback and class reports rendered with jinja2 from ``templates/``.
+
+* :func:`render_feedback` -> ``feedback.html`` / ``feedback.md`` for one submission, from its
+  results dict (results.json): total and per-exercise scores, each test with status and points,
+  the named mistake and what to try, and pictures (:mod:`autograder.reports.pictures`).
+* :func:`render_summary` -> ``summary.html`` for a class: the roster (:mod:`autograder.reports.roster`),
+  score distribution, pass rate of every test, the most common named mistakes, the slowest
+  submissions.
+
+Reports are self-contained: CSS inline, pictures as PNG data URIs, no scripts, no network.
+Student-chosen text (ids, error messages naming their files, printed output) is data: control
+characters are shown as escapes (:func:`autograder.intake.untrusted.shown`), HTML is autoescaped and
+``feedback.md`` escapes Markdown (the ``md`` filter) or fences output.
+Hidden tests (visibility ``after_published``) appear by name, status, points and a hint only:
+never their output, source or expected values. Text is translated through
+:mod:`autograder.i18n` (jinja2's i18n extension with the kit's gettext catalog).
+"""
+
+from __future__ import annotations
+
+import re
+
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import jinja2
+
+from autograder import __version__, exercises, paths
+from autograder.i18n import _, language, ngettext, using
+from autograder.intake.textfiles import write_text_atomic
+from autograder.intake.untrusted import markdown, shown
+from autograder.reports import pictures as pics  # ``pictures`` is an argument of the renderers
+from autograder.reports import roster
+from autograder.results import not_graded
+from autograder.results.model import Results, TestResult, as_results
+
+SLOWEST = 10
+
+
+class ReportError(ValueError):
+    """A results dict lacks what a report needs (names the missing key)."""
+
+
+# -- jinja2 ------------------------------------------------------------------------------------
+def environment(templates: Path | None = None) -> jinja2.Environment:
+    """The jinja2 environment of the report templates (HTML autoescaped, gettext installed)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates or paths.templates_dir())),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False),
+        extensions=["jinja2.ext.i18n"],
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.install_gettext_callables(gettext=lambda s: _(s), ngettext=lambda s, p, n: ngettext(s, p, n),
+                                  newstyle=True)
+    env.filters["points"] = lambda x: f"{float(x):g}"
+    env.filters["fence"] = code_fence
+    env.filters["md"] = markdown
+    return env
+
+
+# -- per submission ----------------------------------------------------------------------------
+def picture_labels() -> dict:
+    """Titles and captions of the pictures in the current language; axis labels stay in
+    English technical terms (the same in both languages, and no CJK font needed)."""
+    return {
+        "yours": "yours", "expected": "expected (formula)", "dimension": "dimension i",
+        "position": "position", "query": "query", "key": "key", "epoch": "epoch", "loss": "loss",
+        "originals": "original", "reconstructions": "reconstructed",
+        "pe_table": _("Positional encoding: your table beside the formula"),
+        "pe_table_caption": _("Rows are positions, columns are dimensions. Even columns are sines, odd "
+                              "columns cosines; the stripes get wider to the right."),
+        "attention_padded": _("Attention with padding"),
+        "attention_padded_caption": _("Hatched cells are padded keys: their weights must be 0, and each "
+                                      "row must sum to 1."),
+        "attention_causal": _("Attention with a causal mask"),
+        "attention_causal_caption": _("Hatched cells are future positions: a query may only see keys at or "
+                                      "before its own position."),
+        "ae_reconstructions": _("AutoEncoder: originals and reconstructions"),
+        "ae_reconstructions_caption": _("Top row: held-out digits; bottom row: your model's reconstructions."),
+        "loss_curve": _("Training loss"),
+        "loss_curve_caption": _("Mean training loss of each epoch; it should go down."),
+    }
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for translation (Babel extracts ``N_``) without translating it yet."""
+    return message
+
+
+FAILURE_HINTS = {
+    "missing_file": N_("the module file is missing from the submission"),
+    "syntax_error": N_("the module has a syntax error"),
+    "import_error": N_("importing the module failed"),
+    "not_implemented": N_("a TODO is not implemented yet"),
+    "exception": N_("your code raised an exception"),
+    "crash": N_("your code crashed the process"),
+    "timeout": N_("your code took too long"),
+    "time_limit": N_("the time limit for the whole submission was reached"),
+    "system_exit": N_("your code exited the process"),
+    "encode_error": N_("your code returned a value the grader cannot receive"),
+    "protocol": N_("your code disturbed the grader's process"),
+    "gave_up": N_("the grader gave up after repeated crashes"),
+}
+
+
+def _failure_hint(kind: str) -> str:
+    """A short, translated hint for a SubmissionError kind ('' when unknown)."""
+    return _(FAILURE_HINTS[kind]) if kind in FAILURE_HINTS else ""
+
+
+def _mistake(mistake_id: str | None, output: str = "") -> dict | None:
+    """``{"id", "hint", "convention"}`` of a named mistake, in the current language: from the
+    mistake line the test wrote ("Likely mistake: <hint> [id]"), else from the catalog."""
+    if not mistake_id:
+        return None
+    from autograder.mistakes import catalog  # instructor-only (no catalog in the student edition)
+
+    try:
+        mutant = catalog.by_id(mistake_id)
+        return {"id": mistake_id, "hint": mutant.hint(), "convention": mutant.convention}
+    except KeyError:   # no catalog here (student edition): read the line the grader wrote
+        pass
+    for line in output.splitlines():
+        line = line.rstrip()
+        if line.endswith(f"[{mistake_id}]") and ": " in line:
+            label, hint = line[: -len(mistake_id) - 2].split(": ", 1)
+            return {"id": mistake_id, "hint": hint.strip(), "convention": label.strip() == _("Different convention")}
+    return {"id": mistake_id, "hint": "", "convention": False}
+
+
+def _strip_mistake_line(output: str, mistake_id: str | None) -> str:
+    """The test output without the "Likely mistake: ... [id]" line (the report shows it apart)."""
+    if not mistake_id:
+        return output
+    lines = output.splitlines()
+    kept = [line for line in lines if not line.rstrip().endswith(f"[{mistake_id}]")]
+    return "\n".join(kept)
+
+
+def test_view(test: TestResult) -> dict:
+    """What a report shows of one test record. Hidden tests: name, status, points, hint only."""
+    exercise = test.exercise or "?"
+    name = test.name
+    if name.startswith(f"{exercise}: "):
+        name = name[len(exercise) + 2:]
+    hidden = test.hidden
+    if not_graded.reason(test):   # the grader could not judge it: neither passed nor failed
+        return {"name": name, "exercise": exercise, "status": "not graded", "passed": False, "not_graded": True,
+                "score": 0.0, "max_score": test.max_score, "hidden": hidden, "mistake": None,
+                "components": [], "output": "", "hint": not_graded.message()}
+    mistake = _mistake(test.mistake, "" if hidden else test.output or "") if not test.passed else None
+    view = {
+        "name": name, "exercise": exercise, "status": test.status,
+        "passed": test.passed, "score": test.score,
+        "max_score": test.max_score, "hidden": hidden, "mistake": mistake,
+        "components": list(test.failing_components or []), "output": "", "hint": "",
+        "not_graded": False,
+    }
+    if view["passed"]:
+        view["output"] = "" if hidden else shown(test.output or "", one_line=False)
+        return view
+    if hidden:
+        if not (mistake and mistake["hint"]):   # a named mistake is shown on its own
+            view["hint"] = _failure_hint(test.failure or "") or _("see the public tests of this exercise")
+    else:
+        view["output"] = shown(_strip_mistake_line(test.output or "", test.mistake), one_line=False)
+    return view
+
+
+def feedback_context(results: Results | dict, student: str = "", *, pictures: bool = True,
+                     self_check: bool = False) -> dict:
+    """The template context of ``feedback.html``/``feedback.md`` (current language).
+    ``self_check``: a student's own ``tkit check --html`` report (titled for the student).
+    Raises ReportError when ``results`` is a dict but not a results.json of the kit."""
+    if isinstance(results, dict):
+        for key in ("score", "tests", "extra_data"):
+            if key not in results:
+                raise ReportError(f"results lack {key!r}: not a results.json of the kit")
+    results = as_results(results)
+    views = [test_view(t) for t in results.tests]
+    groups = []
+    for ex in exercises.EXERCISES:
+        tests = [v for v in views if v["exercise"] == ex.name]
+        if not tests:
+            continue
+        passed = sum(v["passed"] for v in tests)
+        ungraded = sum(v["not_graded"] for v in tests)
+        groups.append({
+            "name": ex.name, "title": ex.title, "tests": tests,
+            "score": round(sum(v["score"] for v in tests), 4), "max_score": round(sum(v["max_score"] for v in tests), 4),
+            "passed": passed, "total": len(tests), "not_graded": ungraded,
+            "state": "ok" if passed == len(tests) else ("ng" if passed + ungraded == len(tests) else
+                                                        ("some" if passed else "none")),
+        })
+    max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
+    figures = dict(results.figures or {})
+    for test in results.tests:   # figures attached by visible tests only
+        if not test.hidden:
+            figures.update(test.figures or {})
+    return {
+        "student": shown(student or Path(str(results.submission or "")).stem),
+        "lang": language(), "score": results.score, "max_score": max_score,
+        "percent": round(100 * results.score / max_score) if max_score else 0,
+        "exercises": groups, "failing": [v for v in views if not v["passed"] and not v["not_graded"]],
+        "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
+        "pictures": pics.render(figures, picture_labels()) if pictures else [],
+        "picture_problems": _picture_problems(results.figure_problems or {}) if pictures else [],
+        "seed": results.seed, "kit_version": results.kit_version or __version__,
+        "execution_time": results.execution_time,
+        "error": shown(results.error or "", one_line=False),
+        "self_check": self_check, "any_hidden": any(v["hidden"] for v in views),
+    }
+
+
+def _picture_problems(problems: dict) -> list[dict]:
+    """``[{"title", "why"}]`` of the pictures that could not be drawn (``Results.figure_problems``:
+    figure name, or ``*`` for the whole step, -> why), student text shown as data."""
+    labels = picture_labels()
+    return [{"title": labels.get(name, _("all pictures") if name == "*" else shown(name)),
+             "why": shown(str(why))} for name, why in sorted(problems.items())]
+
+
+def render_feedback(results: Results | dict, fmt: str = "html", *, student: str = "", lang: str | None = None,
+                    pictures: bool = True, self_check: bool = False) -> str:
+    """``feedback.html`` (``fmt="html"``) or ``feedback.md`` (``fmt="md"``) as text;
+    ``self_check`` titles it for a student's own ``tkit check`` run."""
+    if fmt not in ("html", "md"):
+        raise ValueError(f"fmt must be 'html' or 'md', got {fmt!r}")
+
+    with using(lang):
+        context = feedback_context(results, student, pictures=pictures and fmt == "html",
+                                   self_check=self_check)
+        return environment().get_template(f"feedback.{fmt}").render(**context)
+
+
+def write_feedback(results: Results | dict, out_dir: Path, *, student: str = "", lang: str | None = None,
+                   pictures: bool = True) -> tuple[Path, Path]:
+    """Write ``out_dir/feedback.html`` and ``out_dir/feedback.md``; returns their paths."""
+    out_dir = Path(out_dir)
+    html_path, md_path = out_dir / "feedback.html", out_dir / "feedback.md"
+    write_text_atomic(html_path, render_feedback(results, "html", student=student, lang=lang, pictures=pictures))
+    write_text_atomic(md_path, render_feedback(results, "md", student=student, lang=lang, pictures=False))
+    return html_path, md_path
+
+
+# -- per class ----------------------------------------------------------------------------------
+def summary_context(class_results: dict[str, Results | dict], feedback_href=None) -> dict:
+    """The template context of ``summary.html`` from ``{student id: results}`` (results of
+    submissions that could not be graded carry an ``error``). ``feedback_href(student id)``
+    gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.reports.roster`)."""
+    class_results = {sid: as_results(r) for sid, r in class_results.items()}
+    graded = {sid: r for sid, r in class_results.items() if not r.error}
+    errors = {shown(sid): shown(r.error) for sid, r in class_results.items() if r.error}
+    scores = [r.score for r in graded.values()]
+    max_score = max((float(r.max_score or 0) for r in graded.values()), default=0.0)
+    tests: dict[str, dict] = {}
+    mistakes: Counter = Counter()
+    for results in graded.values():
+        mistakes.update(roster.named_mistakes(results))   # each student counted once per mistake
+        for test in results.tests:
+            key = test.nodeid or test.name
+            row = tests.setdefault(key, {"view": test_view(test), "passed": 0, "total": 0, "not_graded": 0})
+            if not_graded.reason(test):   # not judged: counts neither way in the pass rate
+                row["not_graded"] += 1
+                continue
+            row["total"] += 1
+            row["passed"] += test.passed
+    test_rows = [{**row["view"], "passed_n": row["passed"], "total_n": row["total"], "not_graded_n": row["not_graded"],
+                  "rate": round(100 * row["passed"] / row["total"]) if row["total"] else 0}
+                 for row in tests.values()]
+    order = {name: i for i, name in enumerate(exercises.NAMES)}
+    test_rows.sort(key=lambda r: (order.get(r["exercise"], 99), r["rate"]))
+    slowest = sorted(graded.items(), key=lambda kv: -float(kv[1].execution_time or 0))[:SLOWEST]
+    return {
+        "lang": language(), "kit_version": __version__, "n": len(class_results), "n_graded": len(graded),
+        "errors": errors, "max_score": max_score,
+        "stats": _stats(scores),
+        "histogram": pics.draw_histogram(scores, max_score) if scores else "",
+        "exercise_means": _exercise_means(graded),
+        "tests": test_rows,
+        "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}
+                     for mid, n in mistakes.most_common()],
+        "slowest": [{"student": shown(sid), "seconds": float(r.execution_time or 0), "score": r.score}
+                    for sid, r in slowest],
+        "not_graded": {shown(sid): not_graded.of_results(r) for sid, r in sorted(graded.items())
+                       if not_graded.of_results(r)},
+        "roster": [{**row, "mistakes": [_mistake(m) for m in row["mistakes"]]}
+                   for row in roster.rows(class_results, feedback_href)],
+        "roster_exercises": roster.graded_exercises(class_results),
+    }
+
+
+def _stats(scores: list[float]) -> dict:
+    if not scores:
+        return {}
+    return {"mean": round(statistics.fmean(scores), 2), "median": round(statistics.median(scores), 2),
+            "min": min(scores), "max": max(scores),
+            "stdev": round(statistics.pstdev(scores), 2)}
+
+
+def _exercise_means(graded: dict[str, Results]) -> list[dict]:
+    rows = []
+    for ex in exercises.EXERCISES:
+        got = [r.exercise(ex.name) for r in graded.values()]
+        got = [g for g in got if g and not g.not_graded]   # a mean of judged scores only
+        if not got:
+            continue
+        mean = statistics.fmean(g.score for g in got)
+        top = max(g.max_score for g in got)
+        rows.append({"name": ex.name, "title": ex.title, "mean": round(mean, 2),
+                     "max_score": top, "percent": round(100 * mean / top) if top else 0,
+                     "full": sum(g.score >= g.max_score for g in got), "n": len(got)})
+    return rows
+
+
+def _mistake_exercise(mistake_id: str) -> str:
+    from autograder.mistakes import catalog  # instructor-only (no catalog in the student edition)
+
+    try:
+        return catalog.by_id(mistake_id).exercise
+    except KeyError:
+        return ""
+
+
+def render_summary(class_results: dict[str, Results | dict], *, lang: str | None = None, feedback_href=None) -> str:
+    """``summary.html`` as text (see :func:`summary_context`)."""
+    with using(lang):
+        return environment().get_template("summary.html").render(**summary_context(class_results, feedback_href))
+
+
+def code_fence(text: str) -> str:
+    """A Markdown code fence longer than any run of backticks in ``text``, so that what a
+    submission printed cannot close the fence and be rendered as Markdown."""
+    longest = max((len(run) for run in re.findall(r"`+", text or "")), default=0)
+    return "`" * max(3, longest + 1)

@@ -1,0 +1,14 @@
+"""Running the suites on one submission and on a class: the stage where tests are run and scored.
+
+- :mod:`.grading`: one submission, prepared by :mod:`autograder.intake`, graded under pytest
+  (:func:`~.grading.grade_submission`, :func:`~.grading.grade_folder`) into a
+  :class:`~autograder.results.model.Results`;
+- :mod:`.batch`: many submissions in worker processes (``tkit grade``);
+- :mod:`.pytest_session`: the pytest arguments, and one pytest session a worker keeps for a batch;
+- :mod:`.plugin`: the pytest plugin that grades one submission (fixtures, markers, the child);
+- :mod:`.scoring`: pytest's reports -> the submission's ``Results``;
+- :mod:`.credit`: partial credit and plot data a passing test awards;
+- :mod:`.rubric`: the tests, exercises and points the suites hold, read from their markers.
+
+In: a submission folder and a :class:`~autograder.options.GradingOptions`. Out: ``Results``.
+"""

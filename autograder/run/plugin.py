@@ -1,0 +1,341 @@
+"""The pytest plugin that grades one submission (``-p autograder.run.plugin``).
+
+Options: ``--submission DIR`` (required to grade) and the ``--tkit-*`` arguments that carry a
+:class:`autograder.options.GradingOptions` (declared once in
+:data:`autograder.options.PLUGIN_FLAGS`: ``--tkit-seed N``, ``--tkit-lang en|ko``,
+``--tkit-call-timeout S``, ``--tkit-time-limit S``, ``--tkit-memory-limit BYTES``,
+``--tkit-error-log FILE``, ``--tkit-results FILE``, ``--tkit-pictures``); the plugin reads them back once
+(:meth:`GradingOptions.from_config`).
+
+The run's state (:class:`autograder.context.RunState`) lives on the grading session (on
+``config.stash``), each test's (:class:`autograder.context.TestContext`) on ``item.stash``; the
+running test's is what :func:`autograder.context.current` returns.
+
+Public tests run first, in a child of their own; the hidden tests then run in a fresh child,
+so nothing a student sees (a public test's outcome, what their code printed) can depend on
+the hidden tests.
+
+Markers:
+    ``exercise(name)``  the exercise a test belongs to (usually a module-level ``pytestmark``);
+    ``points(n)``       the points a test is worth;
+    ``visibility(v)``   ``public`` or ``hidden``; by default the suite folder's name;
+    ``training``        the test trains a model (slow; ``run_suites(training=False)`` skips it).
+
+Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
+``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
+derived from the run's seed and the test's id), ``rng`` (a ``torch.Generator`` seeded
+with it), ``partial`` (award a fraction of the points from a passing test), ``attach``
+(plot data for the reports, stored under the record's ``extra_data["figures"]``).
+
+A test's name is the first line of its docstring; with ``--tkit-lang ko`` a later line
+``ko: ...`` gives the Korean name.
+
+Each test's record and the submission's results are built by :mod:`autograder.run.scoring` into
+:class:`autograder.results.model.Results` (Gradescope's results.json schema, the kit's extras in
+``extra_data``). With ``--tkit-pictures`` the report pictures' data is collected from the
+submission's child at the end of the run, before it closes (:mod:`autograder.reports.pictures`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import context, exercises
+from autograder.reports import pictures
+from autograder.run import scoring
+from autograder.sandbox import timeshare
+from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
+from autograder.i18n import authored, using
+from autograder.intake.textfiles import write_json_atomic
+from autograder.mistakes.hybrid import Hybrids
+from autograder.options import GradingOptions, add_plugin_options
+from autograder.results.model import VISIBILITY, Results, TestResult
+from autograder.sandbox import Limits
+from autograder.sandbox.remote import RemoteImpl
+
+SESSION_KEY = pytest.StashKey["GradingSession"]()
+TEST_KEY = pytest.StashKey[context.TestContext]()
+PARENT_THREADS = 1  # torch intra-op threads of the grading process while it grades (see pytest_sessionstart)
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tkit", "transformer-kit grading")
+    group.addoption("--submission", dest="tkit_submission", default=None,
+                    help="folder of the submission to grade")
+    add_plugin_options(group)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "exercise(name): the exercise this test grades")
+    config.addinivalue_line("markers", "points(n): points this test is worth")
+    config.addinivalue_line("markers", "visibility(v): public or hidden (default: the suite folder)")
+    config.addinivalue_line("markers", "training: the test trains a model (left out by training=False)")
+    submission = config.getoption("tkit_submission", None)
+    if submission:
+        try:
+            options = GradingOptions.from_config(config)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        session = GradingSession(Path(submission), options)
+        config.stash[SESSION_KEY] = session
+        config.pluginmanager.register(session, "tkit-grading-session")
+
+
+def _no_submission():
+    """Stop a fixture of a run that grades no submission (pytest on the suites without the kit)."""
+    pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+
+
+def _session(request) -> "GradingSession":
+    try:
+        return request.config.stash[SESSION_KEY]
+    except KeyError:
+        _no_submission()
+
+
+def _running() -> context.TestContext:
+    """The running graded test's context.
+
+    The fixtures every test uses read it instead of asking for pytest's ``request``: each
+    fixture that does builds a ``request`` fixture definition of its own, signature and all,
+    for every test (~1 % of a correct submission's grading, issue 16)."""
+    ctx = context.current(required=False)
+    if ctx is None or ctx.run.student is None:
+        _no_submission()
+    return ctx
+
+
+@pytest.fixture
+def student():
+    """The submission under test (runs in a child process)."""
+    return _running().run.student
+
+
+@pytest.fixture
+def reference():
+    """The reference solutions (trusted, loaded in this process)."""
+    from autograder.mistakes import implementations
+
+    return implementations.reference()
+
+
+@pytest.fixture
+def seed() -> int:
+    """This test's seed: the run's seed mixed with the test's id."""
+    return _running().seed
+
+
+@pytest.fixture
+def rng(seed):
+    """A torch.Generator seeded with this test's seed."""
+    import torch
+
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.fixture
+def partial(request) -> PartialCredit:
+    """Partial credit for this test (see :class:`PartialCredit`)."""
+    credit = PartialCredit()
+    _session(request).partials[request.node.nodeid] = credit
+    return credit
+
+
+@pytest.fixture
+def attach(request) -> Attachments:
+    """Attach plot data to this test's record (see :class:`Attachments`)."""
+    attachments = Attachments()
+    _session(request).attachments[request.node.nodeid] = attachments
+    return attachments
+
+
+def describe_test(func, fallback: str) -> str:
+    """A test's name in reports, in the current language (the run's, entered at session start):
+    the first line of its docstring, or, in Korean, the line starting with ``ko:`` when there is
+    one (English first line otherwise); ``fallback`` without a docstring."""
+    lines = [line.strip() for line in (getattr(func, "__doc__", None) or "").strip().splitlines()]
+    if not lines or not lines[0]:
+        return fallback
+    korean = [line[3:].strip() for line in lines[1:] if line.lower().startswith("ko:") and line[3:].strip()]
+    return authored(lines[0], korean[0] if korean else lines[0])
+
+
+def _limits(options: GradingOptions) -> Limits:
+    """The child's limits: the sandbox's defaults, with the call timeout and memory cap of
+    ``options`` when it sets them."""
+    limits = Limits()
+    if options.call_timeout:
+        limits.call_timeout = options.call_timeout
+    if options.memory_limit:
+        limits.memory_bytes = options.memory_limit
+    return limits
+
+
+def _marker_arg(item, name):
+    marker = item.get_closest_marker(name)
+    return marker.args[0] if marker is not None and marker.args else None
+
+
+def item_meta(item) -> dict:
+    """A graded test's ``exercise``, ``points``, ``visibility`` and ``description`` (its name in
+    the current language), from its markers and suite folder.
+
+    Raises:
+        pytest.UsageError: the test lacks an ``exercise()`` or ``points()`` marker, or its
+            visibility is neither public nor hidden.
+    """
+    exercise = _marker_arg(item, "exercise")
+    points = _marker_arg(item, "points")
+    if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)):
+        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers")
+    visibility = _marker_arg(item, "visibility") or Path(str(item.path)).parent.name
+    if visibility not in VISIBILITY:
+        raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
+    return {"exercise": exercise, "points": float(points), "visibility": visibility,
+            "description": describe_test(item.obj, item.name)}
+
+
+def public_first(items: list, meta: dict) -> None:
+    """Sort ``items`` in place: the public tests first, each group in its collected order."""
+    items.sort(key=lambda item: meta[item.nodeid]["visibility"] != "public")
+
+
+class GradingSession:
+    """Collects one submission's results while pytest runs the suites, as ``options`` ask
+    (:class:`autograder.options.GradingOptions`; a fresh seed when it has none).
+
+    ``options.time_limit`` (seconds) bounds the time the submission's child may take: each
+    exercise may take its share (:mod:`autograder.sandbox.timeshare`) in its own tests, so an exercise
+    that exhausts its share never costs another one time. ``options.error_log`` is the
+    instructor-only file for grader errors. ``self.options`` are ``options`` with the run's seed;
+    ``run`` is the run's :class:`autograder.context.RunState`."""
+
+    def __init__(self, submission: Path, options: GradingOptions | None = None):
+        options = options or GradingOptions()
+        self.submission = submission
+        self.seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
+        self.options = options.replace(seed=self.seed)
+        self.remote = RemoteImpl(submission, _limits(options))
+        self.run = context.RunState(seed=self.seed)
+        self.meta: dict[str, dict] = {}
+        self.records: dict[str, TestResult] = {}
+        self.partials: dict[str, PartialCredit] = {}
+        self.attachments: dict[str, Attachments] = {}
+        self.results: Results | None = None
+        self._phase = "public"
+        self._t0 = time.monotonic()
+
+    def test_seed(self, nodeid: str) -> int:
+        digest = hashlib.sha256(f"{self.seed}:{nodeid}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+    # -- the run's steps: the hooks below call them, and so does autograder.run.pytest_session, which
+    # -- grades many submissions in one pytest session (collected once) ------------------------
+    def open(self) -> None:
+        """Start the run: its language, one torch thread in this process, its hybrid children."""
+        self._scope = contextlib.ExitStack()   # closed in finish()
+        self._scope.enter_context(using(self.options.lang))
+        # The parent's torch work (references, expected values, mutants) is on tiny tensors: one
+        # intra-op thread, as in the child. With several, each op waits at a barrier for a thread
+        # the other workers' processes keep off the cores (measured: 2.5-4x slower per student
+        # with 2 workers on 2 cores; see benchmarks/bench_batch.py --profile).
+        self._previous_threads = torch.get_num_threads()
+        torch.set_num_threads(PARENT_THREADS)
+        self.run.start(self.remote, Hybrids())
+        self._t0 = time.monotonic()
+
+    def describe(self, items) -> None:
+        """Read each graded test's markers into :attr:`meta` (pytest.UsageError when one lacks them)."""
+        self.meta = {item.nodeid: item_meta(item) for item in items}
+
+    def prepare(self, items) -> None:
+        """The run's tests are ``items`` (described, public ones first): share out the time limit,
+        start the first child (and the hidden tests' spare)."""
+        time_limit = self.options.time_limit
+        self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
+        # the zygote imports what optimizers need before forking this run's children only when a
+        # test trains (~1.3 s, once per zygote); then the first child starts, without waiting for it
+        self.remote.limits.preload_training = any(item.get_closest_marker("training") for item in items)
+        self.remote.start()
+        if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
+            self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run
+
+    def finish(self, interrupted: bool = False) -> None:
+        """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
+        results built (:attr:`results`) and written to ``options.results_path`` if set."""
+        self.run.close()
+        figures = None
+        if self.options.pictures and not interrupted:
+            exercises_graded = {m["exercise"] for m in self.meta.values()}
+            figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
+        self.remote.close()
+        self.results = scoring.build_results(self, self._t0)
+        if figures is not None:
+            pictures.add_to_results(self.results, *figures)
+        if self.options.results_path:
+            write_json_atomic(Path(self.options.results_path), self.results.to_gradescope())
+        if getattr(self, "_scope", None) is not None:
+            self._scope.close()
+        torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    def abort(self) -> None:
+        """After a failure of the grader itself: stop the run's children, leave its language."""
+        for step in (self.run.close, self.remote.close):
+            with contextlib.suppress(Exception):
+                step()
+        if getattr(self, "_scope", None) is not None:
+            with contextlib.suppress(Exception):
+                self._scope.close()
+        torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    # -- hooks -------------------------------------------------------------------
+    def pytest_sessionstart(self, session):
+        self.open()
+
+    @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
+    def pytest_collection_modifyitems(self, session, config, items):
+        self.describe(items)
+        public_first(items, self.meta)
+        self.prepare(items)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """The test's context on ``item.stash``, the running one for its setup, call and teardown."""
+        meta = self.meta.get(item.nodeid, {})
+        ctx = context.TestContext(exercise=meta.get("exercise"), nodeid=item.nodeid,
+                                  seed=self.test_seed(item.nodeid), visibility=meta.get("visibility"),
+                                  run=self.run)
+        item.stash[TEST_KEY] = ctx
+        with context.running(ctx):
+            yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        meta = self.meta.get(item.nodeid, {})
+        self.run.graded.add(meta.get("exercise"))
+        self.remote.reset(seed=item.stash[TEST_KEY].seed)  # the previous test's handles go too
+        if meta.get("visibility") == "hidden" and self._phase == "public":
+            self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
+            self.remote.close(keep_spare=True)
+            self.remote.start()
+        self.remote.begin_test(meta.get("exercise"))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if item.nodeid not in self.meta:
+            return
+        if report.when == "call" or (report.failed and item.nodeid not in self.records) or \
+                (report.when == "setup" and report.skipped):
+            self.records[item.nodeid] = scoring.record_test(self, item, call, report, item.stash[TEST_KEY])
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)

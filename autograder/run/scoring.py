@@ -1,0 +1,136 @@
+"""From pytest's reports to a submission's :class:`~autograder.results.model.Results`.
+
+The plugin's :class:`~autograder.run.plugin.GradingSession` calls these as its tests finish:
+:func:`record_test` turns one test's report into a :class:`~autograder.results.model.TestResult`
+(points, partial credit, the student-facing explanation of a failure, the not-graded marker of
+a grader-side problem), and :func:`build_results` assembles the submission's results at the end
+of the run (a note on tests whose exercise uses a failing component, per-exercise points, the
+not-graded summary). ``session`` is the plugin's session: ``meta`` (nodeid -> exercise, points,
+visibility, description), ``records``, ``partials``, ``attachments``, ``remote``, ``seed``,
+``submission``, ``options``, ``run`` (the run's :class:`autograder.context.RunState`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from autograder import __version__, exercises
+from autograder.checks import expectations
+from autograder.i18n import _
+from autograder.intake.textfiles import clean_text
+from autograder.results import grader_errors, not_graded
+from autograder.results.model import VISIBILITY, ExerciseScore, Results, TestResult
+from autograder.sandbox.remote import SubmissionError
+
+MAX_TEST_OUTPUT = 6000
+
+
+def record_test(session, item, call, report, ctx) -> TestResult:
+    """The record of the test ``item`` from its pytest ``report`` (``call.excinfo`` explains a
+    failure); ``ctx`` is the test's :class:`autograder.context.TestContext`."""
+    meta = session.meta[item.nodeid]
+    points = meta["points"]
+    extra: dict = {"nodeid": item.nodeid, "duration": round(report.duration, 4)}
+    if report.passed:
+        credit = session.partials.get(item.nodeid)
+        fraction = credit.fraction if credit else 1.0
+        score = round(points * fraction, 4)
+        status = "passed" if fraction >= 1.0 else "failed"
+        output = credit.note if credit else ""
+    elif report.skipped:
+        score, status = 0.0, "failed"
+        output = _("this test was skipped: {reason}").format(reason=report.longrepr[-1]
+                                                             if isinstance(report.longrepr, tuple) else "")
+    else:
+        score, status = 0.0, "failed"
+        output = explain(session, call.excinfo, extra, ctx)
+    attachments = session.attachments.get(item.nodeid)
+    if attachments is not None and attachments.figures:
+        extra["figures"] = attachments.figures
+    output = clean_text(output)
+    if len(output) > MAX_TEST_OUTPUT:
+        output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
+    return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=score, max_score=points,
+                      status=status, output=output, visibility=VISIBILITY[meta["visibility"]],
+                      tags=[meta["exercise"], meta["visibility"]], **extra)
+
+
+def explain(session, excinfo, extra: dict, ctx) -> str:
+    """The student-facing text of a failure; sets the failure's fields of ``extra`` (``mistake``,
+    ``convention``, ``components_at_fault``, ``failure``, ``not_graded``). A grader error's
+    details go to the instructor's log only."""
+    if excinfo is None:
+        return _("failed")
+    exc = excinfo.value
+    if isinstance(exc, expectations.Mismatch):
+        if exc.mistake is not None:
+            extra["mistake"] = exc.mistake.id
+            session.run.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
+            extra["convention"] = exc.mistake.convention
+        text = str(exc)
+        blamed, culprits = session.run.blamed.get(ctx.nodeid, (None, ()))
+        if blamed:   # the composite's own code was right on the reference components
+            extra["components_at_fault"] = list(culprits) or True
+            text += "\n" + _("Your {file} gives the expected result with the reference's components: the "
+                              "difference comes from {modules}.").format(
+                file=f"{blamed}.py", modules=", ".join(f"{c}.py" for c in culprits) or _("the modules it imports"))
+        return with_printed(text, session.remote.test_output)
+    if isinstance(exc, SubmissionError):
+        extra["failure"] = exc.kind
+        return with_printed(exc.message, exc.output or session.remote.test_output)
+    if isinstance(exc, AssertionError):
+        return with_printed(str(exc) or _("failed"), session.remote.test_output)
+    reason = not_graded.reason_for(exc)
+    if reason:   # a grader-side problem (missing data): not the student's failure
+        extra[not_graded.KEY] = reason
+        return not_graded.message()
+    extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
+    return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(session.submission),
+                                log_path=session.options.error_log)
+
+
+def with_printed(text: str, printed: str) -> str:
+    """A failing test's message, followed by what the submission printed during the test."""
+    if printed.strip():
+        text += "\n" + _("Your code printed:") + "\n" + printed.rstrip()
+    return text
+
+
+def build_results(session, started: float) -> Results:
+    """The submission's results from the session's records (a test without one: "not run");
+    ``started`` is the run's ``time.monotonic()`` start."""
+    tests = [session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid) for nodeid in session.meta]
+    failing: dict[str, int] = {}
+    for t in tests:
+        if t.status == "failed" and not t.not_graded:
+            failing[t.exercise] = failing.get(t.exercise, 0) + 1
+    for t in tests:
+        if t.status != "failed" or t.not_graded:
+            continue
+        deps = [d for d in exercises.get(t.exercise).depends if failing.get(d)]
+        if deps:
+            t.failing_components = deps
+            t.output += "\n" + _("Note: this exercise uses your {deps}, which fail their own tests; "
+                                 "fix those first.").format(deps=", ".join(f"{d}.py" for d in deps))
+    per_exercise: dict[str, ExerciseScore] = {}
+    for t in tests:
+        entry = per_exercise.setdefault(t.exercise, ExerciseScore())
+        entry.score = round(entry.score + t.score, 4)
+        entry.max_score = round(entry.max_score + t.max_score, 4)
+    score = round(sum(t.score for t in tests), 4)
+    max_score = round(sum(t.max_score for t in tests), 4)
+    results = Results(
+        score=score, execution_time=round(time.monotonic() - started, 3),
+        output=_("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
+        visibility="visible", stdout_visibility="hidden", tests=tests,
+        kit_version=__version__, seed=session.seed, max_score=max_score, exercises=per_exercise,
+        submission=str(session.submission), child=session.remote.info)
+    not_graded.summarize(results)
+    return results
+
+
+def not_run(meta: dict, nodeid: str) -> TestResult:
+    """The record of a selected test that never reported (e.g. the run was stopped)."""
+    return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=0.0, max_score=meta["points"],
+                      status="failed", output=_("not run"), visibility=VISIBILITY[meta["visibility"]],
+                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid)

@@ -1,0 +1,94 @@
+"""Handles to objects living in a submission's child: :class:`RemoteObject` and :class:`RemoteMethod`.
+
+What :class:`autograder.sandbox.remote.RemoteImpl` hands to tests: attribute access and calls on a handle
+become requests to the child (``impl._request``); nothing of the child's objects lives here.
+"""
+
+from __future__ import annotations
+
+
+class RemoteObject:
+    """A handle to an object living in the child (a module, a class, an nn.Module...).
+
+    Attribute access and calls are forwarded; dunder lookups are not (so Python's own
+    protocols never run student code implicitly). ``tkit_type`` is the qualified class
+    name the child reported, ``tkit_mro`` its base classes: informative only.
+    """
+
+    __slots__ = ("_impl", "_id", "_gen", "tkit_type", "tkit_mro", "tkit_label", "tkit_ck")
+
+    def __init__(self, impl, record: dict, gen: int, label: str):
+        object.__setattr__(self, "_impl", impl)
+        object.__setattr__(self, "_id", record["id"])
+        object.__setattr__(self, "_gen", gen)
+        object.__setattr__(self, "tkit_type", str(record.get("type", "?")))
+        mro = record.get("mro")
+        object.__setattr__(self, "tkit_mro", [str(m) for m in mro[:12]] if isinstance(mro, list) else [])
+        object.__setattr__(self, "tkit_label", label)
+        object.__setattr__(self, "tkit_ck", str(record.get("ck", "")))  # key of its callable names
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        if name in self._impl._callables(self):  # a method (or a module's function): see RemoteMethod
+            return RemoteMethod(self, name)
+        return self._impl._request("getattr", self, f"{self.tkit_label}.{name}", ref=self._id, name=name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("remote objects are read-only in the parent")
+
+    def __call__(self, *args, **kwargs):
+        return self._impl._request("call", self, f"{self.tkit_label}(...)", args=args, kwargs=kwargs,
+                                   ref=self._id)
+
+    def __iter__(self):
+        return iter(self._impl._request("list", self, f"list({self.tkit_label})", ref=self._id))
+
+    def __repr__(self) -> str:
+        return f"<remote {self.tkit_type} {self.tkit_label}>"
+
+    def isinstance_of(self, qualname: str) -> bool:
+        """Whether the child said this object's class derives from ``qualname``
+        (e.g. ``torch.nn.modules.linear.Linear``)."""
+        return qualname in self.tkit_mro
+
+
+class RemoteMethod:
+    """``obj.name`` where the child said ``name`` is callable on ``obj``'s class (or module):
+    calling it is one ``callmethod`` round trip instead of ``getattr`` then ``call``; the child
+    looks ``name`` up at the call, so the result is the same. Any other use fetches the
+    attribute itself (:meth:`resolve`) and goes on with that :class:`RemoteObject`."""
+
+    __slots__ = ("_owner", "_name", "_resolved")
+
+    def __init__(self, owner: RemoteObject, name: str):
+        object.__setattr__(self, "_owner", owner)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_resolved", None)
+
+    def __call__(self, *args, **kwargs):
+        owner = self._owner
+        return owner._impl._request("callmethod", owner, f"{owner.tkit_label}.{self._name}(...)", args=args,
+                                    kwargs=kwargs, ref=owner._id, name=self._name)
+
+    def resolve(self):
+        """The attribute itself (a ``getattr`` round trip, once)."""
+        if self._resolved is None:
+            owner = self._owner
+            object.__setattr__(self, "_resolved", owner._impl._request(
+                "getattr", owner, f"{owner.tkit_label}.{self._name}", ref=owner._id, name=self._name))
+        return self._resolved
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self.resolve(), name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("remote objects are read-only in the parent")
+
+    def __iter__(self):
+        return iter(self.resolve())
+
+    def __repr__(self) -> str:
+        return repr(self.resolve())

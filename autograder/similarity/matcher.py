@@ -1,0 +1,308 @@
+"""Code similarity across a class: which submissions share code beyond the starter stubs.
+
+The matcher is ``copydetect`` (MIT; winnowing fingerprints, the method of MOSS: Schleimer,
+Wilkerson and Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003).
+Each module is tokenised with Pygments and every name becomes one letter (variables ``V``,
+functions ``F``, classes ``O``), strings become ``S`` and comments and whitespace go, so renamed
+variables, re-worded comments and re-indented code still match. The fingerprints are the
+winnowed hashes of the k-grams of that filtered text.
+
+Per exercise, what never counts:
+
+* the starter stub ``exercises/<exercise>.py`` (signatures, docstrings, hints): its
+  fingerprints are copydetect's boilerplate;
+* code that more than :data:`COMMON_SHARE` of the class and more than :data:`COMMON_MIN_COUNT`
+  students wrote: idiom rather than copying (MOSS's ``-m`` option, 10 by default, does the same).
+
+The similarity of two modules is the larger of the two directions: the share of A's
+(non-boilerplate) fingerprinted code found in B, and of B's in A, a fraction 0-1. The reference
+solution is compared with every student too (a leaked solution); its rows have no ``student_b``.
+A pair is *flagged* when its similarity is at least :data:`FLAG_THRESHOLD` and the matching code
+is at least :data:`FLAG_MIN_MATCH` filtered characters long (so a one-line exercise, where every
+correct answer looks alike, is not flagged by its shares alone).
+
+Submissions go through the kit's own intake (:func:`autograder.intake.submission.prepared`): a notebook or a
+zip is compared on the modules that are graded. The size limits of :mod:`autograder.intake.limits` refuse
+a submission for that student only; the whole run stops at a deadline.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from pathlib import Path
+
+from autograder import exercises, paths
+from autograder.intake import limits
+from autograder.sandbox import submission_files
+
+NOISE = 25      # k: a match shorter than this many filtered characters is never found (copydetect's noise_t)
+GUARANTEE = 30  # a match at least this long is always found (copydetect's guarantee_t)
+WINDOW = GUARANTEE - NOISE + 1
+CSV_MIN = 0.05          # the CSV lists every pair and exercise at or above this similarity
+FLAG_THRESHOLD = 0.5    # the HTML shows pairs at or above this similarity ...
+FLAG_MIN_MATCH = 80     # ... whose matching code is at least this many filtered characters
+TOP = 50                # and at most this many pairs, the most similar first
+COMMON_SHARE = 0.2      # fingerprints in more than this share of the class ...
+COMMON_MIN_COUNT = 10   # ... and in more than this many submissions are idiom, not copying
+DEFAULT_TIME_LIMIT = 900.0  # seconds for a whole run
+
+
+class SimilarityTimeout(RuntimeError):
+    """The run passed its deadline; what was compared before it is kept (see ``Result.complete``)."""
+
+
+@dataclass
+class Pair:
+    """One pair compared on one exercise. ``student_b`` is None for the reference solution.
+
+    ``similarity`` is the larger of ``share_a`` (the share of A's code found in B) and
+    ``share_b``; ``matched`` is the length of A's matching code in filtered characters;
+    ``slices`` (flagged pairs only) holds A's and B's matching regions, 2xN arrays of start and
+    end offsets in the raw code."""
+
+    student_a: str
+    student_b: str | None
+    exercise: str
+    similarity: float
+    share_a: float
+    share_b: float
+    matched: int
+    slices: tuple | None = field(default=None, repr=False, compare=False)  # (A's, B's) when flagged
+
+    @property
+    def flagged(self) -> bool:
+        """At or above :data:`FLAG_THRESHOLD` with at least :data:`FLAG_MIN_MATCH` characters matching."""
+        return self.similarity >= FLAG_THRESHOLD and self.matched >= FLAG_MIN_MATCH
+
+
+@dataclass
+class Result:
+    """A class's similarity: ``pairs`` (similarity >= :data:`CSV_MIN`, most similar first),
+    ``refused`` (student id -> why it was not compared), the compared ``students``, the
+    ``sources`` compared (student id, or ``""`` for the reference -> exercise -> code) and
+    whether the run finished before its deadline."""
+
+    pairs: list[Pair] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    students: list[str] = field(default_factory=list)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)
+    complete: bool = True
+    seconds: float = 0.0
+
+
+class _Deadline:
+    """``seconds`` from now, as a wall-clock time (``end``, comparable across processes)."""
+
+    def __init__(self, seconds: float | None = None, end: float | None = None):
+        self.end = end if seconds is None else time.time() + seconds
+
+    def check(self) -> None:
+        if self.end is not None and time.time() > self.end:
+            raise SimilarityTimeout("the similarity run passed its time limit")
+
+
+def read_submission(path: Path) -> dict[str, str]:
+    """The graded code of one submission (folder, ``.zip`` or notebooks), exercise -> source.
+
+    Uses the grader's intake (:func:`autograder.intake.submission.prepared`), so a notebook is compared on
+    the module it is graded as. Only top-level modules named after an exercise count.
+
+    Raises:
+        limits.SubmissionTooLarge: a module over ``MODULE_MAX_BYTES`` or all of them over
+            ``SUBMISSION_CODE_MAX_BYTES``.
+        submission.SubmissionFormatError: what the grader refuses too (a bad zip or notebook).
+    """
+    from autograder.intake import submission
+
+    with submission.prepared(Path(path), []) as folder:
+        files = [f for f in submission_files(folder) if f.stem in exercises.BY_NAME]
+        sizes = {f.name: f.stat().st_size for f in files}
+        for name, size in sizes.items():
+            if size > limits.MODULE_MAX_BYTES:
+                limits.check_code_size({name: size}, limits.MODULE_MAX_BYTES)
+        limits.check_code_size(sizes)
+        return {f.stem: f.read_text(encoding="utf-8", errors="replace") for f in files}
+
+
+def read_class(entries: list[tuple[str, Path]], deadline: _Deadline | None = None
+               ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """``(sources, refused)`` for ``(student id, path)`` entries: each student's graded code
+    (see :func:`read_submission`) or the reason it was refused (that student only)."""
+    sources: dict[str, dict[str, str]] = {}
+    refused: dict[str, str] = {}
+    for sid, path in entries:
+        if deadline is not None:
+            deadline.check()
+        try:
+            sources[sid] = read_submission(path)
+        except Exception as exc:  # noqa: BLE001 - SubmissionTooLarge, SubmissionFormatError, an encrypted
+            refused[sid] = f"{type(exc).__name__}: {exc}"  # zip's RuntimeError...: this student only
+    return sources, refused
+
+
+def kit_sources(folder: Path | None) -> dict[str, str]:
+    """exercise -> source of the kit's ``exercises/`` (stubs) or ``solutions/`` folder ({} if None)."""
+    if folder is None:
+        return {}
+    return {name: (folder / f"{name}.py").read_text(encoding="utf-8")
+            for name in exercises.NAMES if (folder / f"{name}.py").is_file()}
+
+
+def stable_kgram_hashes(text: str, k: int):
+    """The hashes of every ``k``-character slice of ``text``, an int64 array: copydetect's
+    ``utils.hashed_kgrams`` with blake2b (8 bytes) in place of Python's ``hash``, which is salted
+    per process, so that the winnowing picks the same fingerprints in every run and process."""
+    import numpy as np
+
+    return np.array([int.from_bytes(blake2b(text[i:i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                                    "little", signed=True) for i in range(len(text) - k + 1)], dtype=np.int64)
+
+
+def fingerprint(code: str, boilerplate=None):
+    """copydetect's ``CodeFingerprint`` of Python ``code`` (k = :data:`NOISE`, window
+    :data:`WINDOW`), leaving out the hashes in ``boilerplate`` (a numpy array). The k-gram hash is
+    :func:`stable_kgram_hashes` (set in ``copydetect.utils``, where its fingerprinting looks it up)."""
+    import copydetect.utils
+    from copydetect import CodeFingerprint
+
+    copydetect.utils.hashed_kgrams = stable_kgram_hashes
+
+    return CodeFingerprint("submission.py", NOISE, WINDOW, boilerplate=boilerplate, filter=True,
+                           language="python", fp=io.StringIO(code))
+
+
+def drop_hashes(fp, hashes: set) -> None:
+    """Remove ``hashes`` from a fingerprint (class-common code), recomputing its token coverage."""
+    from copydetect.utils import get_token_coverage
+
+    gone = fp.hashes & hashes
+    if not gone:
+        return
+    fp.hashes = fp.hashes - gone
+    fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in gone}
+    fp.token_coverage = get_token_coverage(fp.hash_idx, fp.k, len(fp.filtered_code))
+
+
+def common_hashes(fps: list, class_size: int) -> set:
+    """Hashes present in more than :data:`COMMON_SHARE` of ``class_size`` students and in more
+    than :data:`COMMON_MIN_COUNT` (so none in a class of 10 or fewer)."""
+    floor = max(COMMON_SHARE * class_size, COMMON_MIN_COUNT)
+    if len(fps) <= floor:
+        return set()
+    counts = Counter(h for fp in fps for h in fp.hashes)
+    return {h for h, n in counts.items() if n > floor}
+
+
+def compare(fp_a, fp_b, floor: float = 0.0):
+    """``(share_a, share_b, matched, slices_a, slices_b)`` of two fingerprints (copydetect's
+    ``compare_files``); ``slices_*`` are 2xN arrays of start/end offsets in the raw code.
+    Zeros, without comparing, when both shares must be below ``floor``: a share is at most
+    k characters per occurrence of a shared fingerprint over the fingerprinted length."""
+    from copydetect import compare_files
+
+    shared = fp_a.hashes & fp_b.hashes
+    if not shared or all(sum(len(fp.hash_idx[h]) for h in shared) * fp.k < floor * fp.token_coverage
+                         for fp in (fp_a, fp_b)):
+        return 0.0, 0.0, 0, None, None
+    matched, (share_a, share_b), (slices_a, slices_b) = compare_files(fp_a, fp_b)
+    return float(share_a), float(share_b), int(matched), slices_a, slices_b
+
+
+def exercise_fingerprints(name: str, codes: dict[str, str], stub: str | None, class_size: int,
+                          deadline: _Deadline | None = None) -> dict:
+    """key -> fingerprint of ``codes`` for one exercise, without the stub's and the class-common
+    hashes (the reference, key ``""``, counts neither towards nor as the class). Raises
+    :class:`SimilarityTimeout` past ``deadline``."""
+    import numpy as np
+
+    deadline = deadline or _Deadline(None)
+    boilerplate = np.array(sorted(fingerprint(stub).hashes)) if stub else None
+    fps = {}
+    for key, code in codes.items():
+        deadline.check()
+        fps[key] = fingerprint(code, boilerplate)
+    common = common_hashes([fp for key, fp in fps.items() if key], class_size)
+    for fp in fps.values():
+        drop_hashes(fp, common)
+    return fps
+
+
+def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair]) -> None:
+    """Append to ``pairs`` the pairs of ``fps`` at or above :data:`CSV_MIN` (the reference,
+    key ``""``, goes to ``student_b``), checking ``deadline`` between students."""
+    keys = sorted(fps)  # "" (the reference) sorts first
+    for i, a in enumerate(keys):
+        deadline.check()
+        for b in keys[i + 1:]:
+            student_a, student_b = (b, None) if not a else (a, b)
+            share_a, share_b, matched, slices_a, slices_b = compare(fps[student_a], fps[student_b or ""], CSV_MIN)
+            similarity = max(share_a, share_b)
+            if similarity >= CSV_MIN:
+                pair = Pair(student_a, student_b, name, round(similarity, 4),
+                            round(share_a, 4), round(share_b, 4), matched)
+                if pair.flagged:
+                    pair.slices = (slices_a, slices_b)
+                pairs.append(pair)
+
+
+def compare_exercise(name: str, codes: dict[str, str], stub: str | None, class_size: int,
+                     until: float | None) -> tuple[list[Pair], bool]:
+    """``(pairs, complete)`` of one exercise's ``codes`` (key -> source, ``""`` the reference),
+    stopping at the wall-clock time ``until`` (``time.time()``; None: never). What a worker
+    process runs: one exercise is fingerprinted and compared in one process."""
+    deadline = _Deadline(end=until)
+    pairs: list[Pair] = []
+    try:
+        _pairs_of(name, exercise_fingerprints(name, codes, stub, class_size, deadline), deadline, pairs)
+    except SimilarityTimeout:
+        return pairs, False
+    return pairs, True
+
+
+def _run_exercises(tasks: list[tuple], workers: int) -> list[tuple[list[Pair], bool]]:
+    """:func:`compare_exercise` on each task, in ``workers`` processes (spawned: the parent may
+    hold threads) when there are several, the largest exercises first."""
+    if workers <= 1 or len(tasks) <= 1:
+        return [compare_exercise(*task) for task in tasks]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    tasks = sorted(tasks, key=lambda task: -sum(map(len, task[1].values())))
+    with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(compare_exercise, *zip(*tasks)))
+
+
+def compare_class(entries: list[tuple[str, Path]], *, reference: bool = True,
+                  time_limit: float | None = DEFAULT_TIME_LIMIT, names=None, workers: int = 1) -> Result:
+    """Compare every pair of the class ``entries`` (``(student id, path)``), and every student
+    with the reference solution (``reference=True``, where the kit has ``solutions/``), on each
+    exercise of ``names`` (default: all), the exercises shared among ``workers`` processes.
+    Stops at ``time_limit`` seconds with ``Result.complete`` False and the pairs found so far."""
+    start = time.monotonic()
+    deadline = _Deadline(time_limit)
+    result = Result()
+    stubs = kit_sources(paths.exercises_dir())
+    refs = kit_sources(paths.solutions_dir()) if reference else {}
+    try:
+        sources, result.refused = read_class(entries, deadline)
+    except SimilarityTimeout:
+        result.complete, result.seconds = False, time.monotonic() - start
+        return result
+    result.students = sorted(sources)
+    result.sources = dict(sources, **({"": refs} if refs else {}))
+    tasks = []
+    for name in names or exercises.NAMES:
+        codes = {sid: code[name] for sid, code in sources.items() if name in code}
+        if name in refs:
+            codes[""] = refs[name]
+        tasks.append((name, codes, stubs.get(name), len(sources), deadline.end))
+    for pairs, complete in _run_exercises(tasks, workers):
+        result.pairs += pairs
+        result.complete &= complete
+    result.pairs.sort(key=lambda p: (-p.similarity, p.exercise, p.student_a, p.student_b or ""))
+    result.seconds = time.monotonic() - start
+    return result
