@@ -19,11 +19,17 @@ from autograder import exercises
 from autograder.i18n import _
 from autograder.intake import limits, notebooks
 from autograder.intake.untrusted import shown
-from autograder.sandbox import submission_files
 
 MAX_ZIP_FILES = 2000  # entries of a zip, and modules of a submission
 MAX_ZIP_RATIO = 200   # unpacked / packed size of a member over 1 MiB; source text packs 3-10 times
 MAX_ZIP_NAME = 1024
+
+
+def submission_files(folder: Path, suffixes: tuple[str, ...] = (".py",)) -> list[Path]:
+    """The top-level regular files of a submission folder with these suffixes, sorted: never a
+    symlink (it could point anywhere on the host), never a subfolder's file."""
+    return [entry for entry in sorted(Path(folder).iterdir())
+            if entry.suffix in suffixes and not entry.is_symlink() and entry.is_file()]
 
 
 class SubmissionFormatError(ValueError):
@@ -101,7 +107,7 @@ def _check_intake(sizes: dict[str, int]) -> None:
 
 def _notebooks_to_convert(folder: Path) -> list[Path]:
     """The notebooks of ``folder`` named after an exercise that have no ``.py`` beside them
-    (regular files only, never symlinks; see :func:`autograder.sandbox.submission_files`).
+    (regular files only, never symlinks; see :func:`submission_files`).
     Raises SubmissionFormatError when they are over the intake limit together."""
     found = [nb for nb in submission_files(folder, (".ipynb",))
              if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()]

@@ -29,7 +29,7 @@ from autograder.intake.textfiles import write_text_atomic
 from autograder.intake.untrusted import csv_text
 from autograder.results import not_graded
 from autograder.results.model import Results, TestResult, as_results
-from autograder.sandbox import submission_files
+from autograder.intake.submission import submission_files
 
 
 SCHEMA_VERSION = "1"
@@ -77,7 +77,7 @@ class GradebookError(ValueError):
 def content_hash(path: Path) -> str:
     """SHA-256 of what the grader reads from a submission: a .zip/.ipynb file's bytes, or, for
     a folder, its top-level regular ``.py``/``.ipynb`` files (name and bytes, sorted; never a
-    symlink, as :func:`autograder.sandbox.submission_files`). Files are read in chunks.
+    symlink, as :func:`autograder.intake.submission.submission_files`). Files are read in chunks.
 
     The bytes read are bounded: when the files are over ``limits.SUBMISSION_INTAKE_MAX_BYTES``
     together (sizes from the file system), their names, sizes and modification times are hashed

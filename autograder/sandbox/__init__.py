@@ -40,13 +40,13 @@ import sys
 
 from autograder.sandbox import zygote_parent
 from autograder.sandbox.policy import (CHILD_PACKAGE, LAUNCHERS, MAX_MODULE_BYTES, Limits, clean_env,
-                                       copy_submission, hidden_paths, launcher, submission_files)
+                                       copy_submission, hidden_paths, launcher)
 from autograder.sandbox.process import (BOOTSTRAP, MAX_OUTPUT_FLOOD, MAX_OUTPUT_KEEP, ChildDied, ChildProcess,
                                         OutputBuffer, ProtocolError, SpawnedChild)
 
 __all__ = ["BOOTSTRAP", "CHILD_PACKAGE", "LAUNCHERS", "MAX_MODULE_BYTES", "MAX_OUTPUT_FLOOD", "MAX_OUTPUT_KEEP",
            "ChildDied", "ChildProcess", "Limits", "OutputBuffer", "ProtocolError", "SpawnedChild", "clean_env",
-           "copy_submission", "hidden_paths", "launcher", "protection_warning", "submission_files"]
+           "copy_submission", "hidden_paths", "launcher", "protection_warning"]
 
 
 def protection_warning() -> str | None:

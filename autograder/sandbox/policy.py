@@ -15,6 +15,7 @@ from pathlib import Path
 
 from autograder import paths
 from autograder.intake.limits import MODULE_MAX_BYTES
+from autograder.intake.submission import submission_files
 
 CHILD_PACKAGE = Path(__file__).resolve().parent.parent / "child"  # copied into the sandbox as _tkit_child
 LAUNCHERS = ("zygote", "spawn")
@@ -77,13 +78,6 @@ def clean_env(scratch: Path) -> dict:
 
 
 MAX_MODULE_BYTES = MODULE_MAX_BYTES  # a student's module is code (a few KB), not data (e.g. MNIST in base85)
-
-
-def submission_files(folder: Path, suffixes: tuple[str, ...] = (".py",)) -> list[Path]:
-    """The top-level regular files of a submission folder with these suffixes, sorted: never a
-    symlink (it could point anywhere on the host), never a subfolder's file."""
-    return [entry for entry in sorted(Path(folder).iterdir())
-            if entry.suffix in suffixes and not entry.is_symlink() and entry.is_file()]
 
 
 def copy_submission(src: Path, dest: Path, max_bytes: int = MAX_MODULE_BYTES) -> None:

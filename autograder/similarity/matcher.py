@@ -37,7 +37,7 @@ from pathlib import Path
 
 from autograder import exercises, paths
 from autograder.intake import limits
-from autograder.sandbox import submission_files
+from autograder.intake.submission import submission_files
 
 NOISE = 25      # k: a match shorter than this many filtered characters is never found (copydetect's noise_t)
 GUARANTEE = 30  # a match at least this long is always found (copydetect's guarantee_t)
