@@ -159,8 +159,8 @@ def test_the_student_edition_names_formula_level_mistakes(tmp_path):
     edition = tmp_path / "student"
     made = CliRunner().invoke(cli.main, ["release", "--out", str(edition)])
     assert made.exit_code == 0, made.output
-    assert not (edition / "autograder" / "catalog").exists() and not (edition / "solutions").exists()
-    assert (edition / "autograder" / "diagnosis.py").is_file()
+    assert not (edition / "autograder" / "mistakes" / "catalog").exists() and not (edition / "solutions").exists()
+    assert (edition / "autograder" / "mistakes" / "diagnosis.py").is_file()
     assert release.reference_material(edition, SOLUTIONS_DIR) == []
     where = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"], cwd=edition,
                            capture_output=True, text=True, check=True,

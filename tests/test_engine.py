@@ -20,6 +20,7 @@ from autograder.intake import submission
 from autograder.mistakes import implementations
 from autograder.sandbox import Limits
 from autograder.sandbox.remote import RemoteImpl, RemoteObject, SubmissionError
+from grading_runs import run_suites
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -644,7 +645,6 @@ def bump():
 BUMP_TEST = '''
 import pytest
 from autograder.checks.expectations import check
-from grading_runs import run_suites
 
 @pytest.mark.exercise("masks")
 @pytest.mark.points(1)

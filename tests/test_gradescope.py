@@ -79,7 +79,7 @@ def run_autograder(root, files: dict[str, str]) -> dict:
 def test_the_zip_bundles_the_instructor_kit_and_the_scripts(autograder_root):
     kit = autograder_root / "source" / "kit"
     assert (kit / "solutions" / f"{EXERCISE}.py").is_file()
-    assert (kit / "autograder" / "suites" / "hidden").is_dir() and (kit / "autograder" / "catalog").is_dir()
+    assert (kit / "autograder" / "suites" / "hidden").is_dir() and (kit / "autograder" / "mistakes" / "catalog").is_dir()
     assert not list(kit.rglob("*.pyc")) and not (kit / "tests").exists() and not (kit / ".git").exists()
     where = subprocess.run([str(autograder_root / "venv" / "bin" / "python"), "-c",
                             "import autograder; print(autograder.__file__)"],

@@ -22,7 +22,7 @@ ASSIGNMENT = "ps1"
 EXERCISE = "embedding"  # cheap, no components
 
 
-def nbgrader(course, *args):
+def run_nbgrader(course, *args):
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     env.pop("TKIT_ROOT", None)
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
@@ -59,7 +59,7 @@ def test_source_notebooks_carry_nbgrader_metadata(course, tmp_path):
 
 
 def test_generate_assignment_removes_every_solution(course):
-    nbgrader(course, "generate_assignment", ASSIGNMENT)
+    run_nbgrader(course, "generate_assignment", ASSIGNMENT)
     released = course / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb"
     nb = nbformat.read(str(released), as_version=4)
     text = "\n".join(c.source for c in nb.cells)
@@ -100,13 +100,13 @@ def _scores(course) -> dict[str, float]:
 def test_the_kit_grades_outside_the_kernel_and_a_kernel_takeover_scores_zero(course):
     released = course / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb"
     if not released.exists():
-        nbgrader(course, "generate_assignment", ASSIGNMENT)
+        run_nbgrader(course, "generate_assignment", ASSIGNMENT)
     points = exercises.get(EXERCISE).points
     _submit(course, released, "alice", (SOLUTIONS_DIR / f"{EXERCISE}.py").read_text(encoding="utf-8"))
     _submit(course, released, "bob")
     _submit(course, released, "mallory", suffix=TAKEOVER.format(points=float(points)))
 
-    nbgrader(course, "autograde", ASSIGNMENT)
+    run_nbgrader(course, "autograde", ASSIGNMENT)
     # in the kernel, the test cell only records (0 for everyone) and the takeover wins: nbgrader's
     # own result cannot be trusted, which is why the kit grades outside it
     assert _scores(course) == {"alice": 0, "bob": 0, "mallory": points}
@@ -125,7 +125,7 @@ def test_the_kit_grades_outside_the_kernel_and_a_kernel_takeover_scores_zero(cou
 def test_tkit_grades_a_submission_that_nbgrader_never_autograded(course):
     released = course / "release" / ASSIGNMENT / f"{EXERCISE}.ipynb"
     if not released.exists():
-        nbgrader(course, "generate_assignment", ASSIGNMENT)
+        run_nbgrader(course, "generate_assignment", ASSIGNMENT)
     _submit(course, released, "carol", (SOLUTIONS_DIR / f"{EXERCISE}.py").read_text(encoding="utf-8"))
     run = CliRunner().invoke(cli.main, ["nbgrader", "grade", "--course-dir", str(course),
                                         "--assignment", ASSIGNMENT, "--workers", "1"])

@@ -16,13 +16,13 @@ from autograder import paths
 from autograder.records.gradebook import Gradebook
 from autograder.reports import console, render
 from autograder.results import not_graded
+from grading_runs import run_suites
 
 REPO = Path(__file__).resolve().parents[1]
 
 SUITE = '''
 import pytest
 from autograder import mnist
-from grading_runs import run_suites
 
 pytestmark = pytest.mark.visibility("public")
 

@@ -76,8 +76,8 @@ def test_the_edition_does_not_depend_on_instructor_only_packages(edition):
 
 def test_the_scan_finds_planted_reference_material(edition, tmp_path):
     planted = tmp_path / "planted"
-    (planted / "autograder" / "catalog").mkdir(parents=True)
-    (planted / "autograder" / "catalog" / "masks.py").write_text("MUTANTS = []\n", encoding="utf-8")
+    (planted / "autograder" / "mistakes" / "catalog").mkdir(parents=True)
+    (planted / "autograder" / "mistakes" / "catalog" / "masks.py").write_text("MUTANTS = []\n", encoding="utf-8")
     (planted / "exercises").mkdir()
     (planted / "exercises" / "masks.py").write_text(
         (SOLUTIONS_DIR / "masks.py").read_text(encoding="utf-8").replace(stubs.BEGIN_MARKER, "# begin"),

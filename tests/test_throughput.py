@@ -52,7 +52,7 @@ def test_a_child_starts_with_what_its_seeding_needs_already_imported(tmp_path):
 import pytest  # noqa: E402
 
 from autograder import memo  # noqa: E402
-from grading_runs import run_suites
+from grading_runs import run_suites  # noqa: E402
 
 SHARED = torch.arange(6.0)  # a module global some closures below read
 
@@ -241,7 +241,7 @@ def test_a_kept_session_grades_each_submission_as_a_session_of_its_own():
 def test_keep_warm_routes_grade_folder_through_one_runner_per_collection(monkeypatch):
     from autograder.run import grading, pytest_session
 
-    monkeypatch.setattr(suite_runner, "_WARM", {"enabled": False, "runner": None})
+    monkeypatch.setattr(pytest_session, "_WARM", {"enabled": False, "runner": None})
     pytest_session.keep_warm()
     try:
         first = run_suites(SAMPLE / "alice", names=["masks"], seed=1, training=False)
@@ -314,7 +314,7 @@ def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypat
     submission's error; the session ends and the next submission is graded by a fresh one."""
     from autograder.run import grading, plugin, pytest_session
 
-    monkeypatch.setattr(suite_runner, "_WARM", {"enabled": False, "runner": None})
+    monkeypatch.setattr(pytest_session, "_WARM", {"enabled": False, "runner": None})
     real_prepare, calls = plugin.GradingSession.prepare, []
 
     def prepare_failing_once(self, items):
@@ -436,6 +436,7 @@ def test_oracle_runs_with_key_padding_masks_never_import_sympy():
     import sys
 
     code = ("import sys\n"
+            "sys.path.insert(0, 'tests')\n"
             "from autograder.checks import oracles\n"
             "for module, args, kwargs in __import__('tests.test_throughput', fromlist=['x'])._oracle_modules():\n"
             "    oracles.run(module.to(args[0].dtype), *args, **kwargs)\n"

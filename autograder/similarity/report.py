@@ -86,7 +86,7 @@ def html_context(result: matcher.Result) -> dict:
     return {
         "result": result, "shown": shown, "flagged": sum(p.flagged for p in result.pairs),
         "with_reference": "" in result.sources,
-        "settings": {name: getattr(similarity, name) for name in
+        "settings": {name: getattr(matcher, name) for name in
                      ("NOISE", "GUARANTEE", "CSV_MIN", "FLAG_THRESHOLD", "FLAG_MIN_MATCH", "TOP",
                       "COMMON_SHARE", "COMMON_MIN_COUNT")},
     }
