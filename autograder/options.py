@@ -2,10 +2,9 @@
 
 The options travel as one frozen, picklable value from the commands (``tkit grade``, ``tkit
 check``, ``tkit nbgrader grade``) through :func:`autograder.run.batch.grade_many` (to the worker
-processes), :func:`autograder.run.grading.grade_submission` and :func:`autograder.run.grading.run_suites`
-to the pytest plugin: the fields the plugin needs become ``--tkit-*`` arguments
-(:meth:`GradingOptions.plugin_args`, declared once in :data:`PLUGIN_FLAGS`) and the plugin
-builds the same value back with :meth:`GradingOptions.from_config`.
+processes) and :func:`autograder.run.grading.grade_submission` to the pytest plugin: the
+:class:`autograder.run.plugin.GradingSession` that grades a submission is built with this value
+and handed to ``pytest.main`` as a plugin object, so no option travels as a command-line argument.
 
 This module imports no torch or pytest (a command validates its options before grading).
 """
@@ -23,21 +22,6 @@ from autograder.sandbox.timeshare import DEFAULT_TIME_LIMIT
 VISIBILITIES = ("public", "hidden")
 
 MAX_SEED = 2**63 - 1         # a seed is stored in the gradebook's INTEGER column
-
-# field -> (pytest flag, type, help): the options the plugin reads back (see plugin_args)
-PLUGIN_FLAGS: dict[str, tuple[str, type, str]] = {
-    "seed": ("--tkit-seed", int, "seed of the hidden tests' random inputs (default: a fresh one)"),
-    "lang": ("--tkit-lang", str, "language of the messages: en or ko"),
-    "call_timeout": ("--tkit-call-timeout", float, "seconds one call into the submission may take"),
-    "time_limit": ("--tkit-time-limit", float,
-                   "seconds the whole submission may take (each exercise gets its share by points)"),
-    "memory_limit": ("--tkit-memory-limit", int, "bytes of memory the submission's process may allocate"),
-    "error_log": ("--tkit-error-log", Path, "append the details of grader errors to this instructor-only file"),
-    "results_path": ("--tkit-results", Path, "write results.json here"),
-    "pictures": ("--tkit-pictures", bool,
-                 "collect the report pictures' data from the submission's child before it closes"),
-}
-
 
 class OptionsError(ValueError):
     """A grading option is invalid; ``field`` names it (e.g. ``"seed"``)."""
@@ -64,7 +48,6 @@ class GradingOptions:
         time_limit: seconds the whole submission may take (:mod:`autograder.sandbox.timeshare`).
         memory_limit: bytes the child may allocate (None = the sandbox's).
         error_log: the instructor-only log of grader errors (None = stderr).
-        results_path: the plugin also writes results.json here (None = only returned).
         files: test files that replace the kit's suites (the kit's own tests); ``visibility``
             and ``names`` then select nothing.
         verbose: show pytest's own output.
@@ -85,7 +68,6 @@ class GradingOptions:
     time_limit: float = DEFAULT_TIME_LIMIT
     memory_limit: int | None = None
     error_log: Path | None = None
-    results_path: Path | None = None
     files: tuple[Path, ...] | None = None
     verbose: bool = False
     pictures: bool = False
@@ -95,9 +77,8 @@ class GradingOptions:
         set_(self, "visibility", tuple(self.visibility))
         set_(self, "names", tuple(self.names) if self.names else None)
         set_(self, "files", tuple(Path(f) for f in self.files) if self.files is not None else None)
-        for name in ("error_log", "results_path"):
-            if getattr(self, name) is not None:
-                set_(self, name, Path(getattr(self, name)))
+        if self.error_log is not None:
+            set_(self, "error_log", Path(self.error_log))
         self.validate()
 
     def validate(self) -> None:
@@ -125,24 +106,6 @@ class GradingOptions:
         the gradebook stores them so that ``--resume`` regrades after they change."""
         return {"visibility": list(self.visibility), "names": list(self.names) if self.names else None,
                 "training": self.training}
-
-    def plugin_args(self) -> list[str]:
-        """The ``--tkit-*`` arguments that carry this run's options to the plugin
-        (:data:`PLUGIN_FLAGS`; None fields are left out)."""
-        args = []
-        for name, (flag, kind, _help) in PLUGIN_FLAGS.items():
-            value = getattr(self, name)
-            if kind is bool:
-                args += [flag] if value else []
-            elif value is not None:
-                args += [flag, str(int(value) if kind is int else value)]
-        return args
-
-    @classmethod
-    def from_config(cls, config) -> "GradingOptions":
-        """The options a pytest ``config`` was given by :meth:`plugin_args` (the plugin's own
-        fields; the rest at their defaults, which the plugin does not use)."""
-        return cls(**{name: config.getoption(f"tkit_{name}") for name in PLUGIN_FLAGS})
 
 
 def check_seed(seed) -> None:
@@ -181,13 +144,3 @@ CHECKS = {
     "time_limit": _positive("time_limit"),
     "memory_limit": _positive("memory_limit"),
 }
-
-
-def add_plugin_options(group) -> None:
-    """Declare :data:`PLUGIN_FLAGS` on a pytest option group (``pytest_addoption``)."""
-    defaults = GradingOptions()
-    for name, (flag, kind, help_text) in PLUGIN_FLAGS.items():
-        if kind is bool:
-            group.addoption(flag, dest=f"tkit_{name}", action="store_true", default=False, help=help_text)
-        else:
-            group.addoption(flag, dest=f"tkit_{name}", type=kind, default=getattr(defaults, name), help=help_text)

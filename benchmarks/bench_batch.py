@@ -184,7 +184,7 @@ def main() -> None:
         scores = {}
         for sid, r in done:
             kind = sid.split("_", 1)[1]
-            scores.setdefault(kind, []).append(r["score"] if isinstance(r, dict) else None)
+            scores.setdefault(kind, []).append(None if isinstance(r, Exception) else r.score)
         print(f"(b) {args.n} submissions ({', '.join(exercises)}, public+hidden, no training) on "
               f"{stats.workers} workers: {stats.seconds:.1f} s wall, {stats.errors} grader errors "
               f"(target <= 60 s for 100 on 2); mean score by kind: "

@@ -127,7 +127,7 @@ def _grade(todo: dict[str, Path], out: Path) -> tuple[dict[str, object], float]:
     records = ClassRecords(out, options=OPTIONS)
 
     def on_result(sid, path, result):
-        got[sid] = result
+        got[sid] = result if isinstance(result, Exception) else result.to_gradescope()  # the tests read its JSON shape
         records.on_result(sid, path, result)
 
     t0 = time.monotonic()
@@ -326,8 +326,8 @@ def test_what_a_student_sees_does_not_depend_on_the_hidden_tests(runs, tmp_path)
     results are the same whether the hidden tests ran in the same grading or not."""
     attacked = runs["attacked"]["attack_call_recorder"]
     assert any("recorded calls: " in out for _, _, _, out in _public(attacked))
-    public_only = grading.grade_submission(runs["attacks"]["attack_call_recorder"], tmp_path,
-                                           **{**OPTIONS, "visibility": ("public",)})
+    public_only = grading.grade_submission(runs["attacks"]["attack_call_recorder"],
+                                           **{**OPTIONS, "visibility": ("public",)}).to_gradescope()
     assert _public(attacked) == _public(public_only)
 
 

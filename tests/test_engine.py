@@ -423,7 +423,7 @@ def test_control_characters_never_reach_the_reports():
 def test_a_failing_report_step_does_not_stop_the_batch(tmp_path, monkeypatch):
     from autograder.run import batch, grading
 
-    monkeypatch.setattr(grading, "grade_submission", lambda path, out, **o: {"score": 1.0, "who": path.name})
+    monkeypatch.setattr(grading, "grade_submission", lambda path, options: {"score": 1.0, "who": path.name})
     seen = []
 
     def on_result(sid, path, result):

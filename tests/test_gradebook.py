@@ -5,14 +5,15 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
+from autograder.results.model import Results
 from autograder import __version__
 from autograder.cli import main
 from autograder.records import gradebook
 from autograder.records.gradebook import Gradebook, GradebookError
 
 
-def results(score_pe: float, score_masks: float, seed: int = 1) -> dict:
-    """A results dict shaped like the plugin's, with two tests."""
+def results(score_pe: float, score_masks: float, seed: int = 1) -> Results:
+    """Results shaped like the plugin's, with two tests."""
     tests = [
         {"name": "positional_encoding: table", "score": score_pe, "max_score": 8.0,
          "status": "passed" if score_pe == 8 else "failed", "output": "", "visibility": "visible",
@@ -23,10 +24,10 @@ def results(score_pe: float, score_masks: float, seed: int = 1) -> dict:
          "status": "passed" if score_masks == 8 else "failed", "output": "", "visibility": "after_published",
          "tags": ["masks", "hidden"], "extra_data": {"nodeid": "hidden/test_masks.py::test_causal"}},
     ]
-    return {"score": score_pe + score_masks, "execution_time": 2.5, "tests": tests,
+    return Results.from_json({"score": score_pe + score_masks, "execution_time": 2.5, "tests": tests,
             "extra_data": {"kit_version": __version__, "seed": seed, "max_score": 16.0,
                            "exercises": {"positional_encoding": {"score": score_pe, "max_score": 8.0},
-                                         "masks": {"score": score_masks, "max_score": 8.0}}}}
+                                         "masks": {"score": score_masks, "max_score": 8.0}}}})
 
 
 def test_record_writes_a_row_per_submission_and_test(tmp_path):

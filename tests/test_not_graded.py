@@ -16,6 +16,7 @@ from autograder import paths
 from autograder.records.gradebook import Gradebook
 from autograder.reports import console, render
 from autograder.results import not_graded
+from autograder.results.model import Results
 from grading_runs import run_suites
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,10 +107,10 @@ def test_check_output_says_not_graded(results):
 
 def test_grades_csv_keeps_numbers_and_names_the_exercises(results, tmp_path):
     with Gradebook(tmp_path / "g.sqlite") as book:
-        book.record("ng", results, content_hash="h")
+        book.record("ng", Results.from_json(results), content_hash="h")
         judged = {**results, "tests": [t for t in results["tests"] if not not_graded.reason(t)],
                   "extra_data": {k: v for k, v in results["extra_data"].items() if k != "not_graded"}}
-        book.record("ok", judged, content_hash="h2")
+        book.record("ok", Results.from_json(judged), content_hash="h2")
         rows = list(csv.DictReader(io.StringIO(book.export_csv(tmp_path / "grades.csv").read_text())))
     by_id = {r["student_id"]: r for r in rows}
     assert (by_id["ng"]["autoencoder"], by_id["ng"]["masks"], by_id["ng"]["not_graded"]) == ("", "1", "autoencoder")

@@ -154,7 +154,7 @@ def test_a_notebook_is_graded_exactly_like_the_py_file_with_the_same_code(tmp_pa
     nb_dir = tmp_path / "nb"
     nb_dir.mkdir()
     reference_notebook(nb_dir / "embedding.ipynb", "embedding")
-    by_py = grading.grade_submission(py_dir, visibility=("public",), names=["embedding"], seed=3)
+    by_py = grading.grade_submission(py_dir, visibility=("public",), names=["embedding"], seed=3).to_gradescope()
 
     out = tmp_path / "nb.json"
     run = CliRunner().invoke(cli.main, ["check", "embedding", "--path", str(nb_dir), "--json", str(out)])
@@ -179,7 +179,7 @@ def test_a_broken_notebook_fails_like_the_broken_py_file(tmp_path):
     write_notebook(nb_dir / "embedding.ipynb", [("code", "import torch\n"), ("code", "def broken(:\n    pass")])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # grading reports through results, not through warnings
-        results = grading.grade_submission(nb_dir, visibility=("public",), names=["embedding"], seed=3)
+        results = grading.grade_submission(nb_dir, visibility=("public",), names=["embedding"], seed=3).to_gradescope()
     assert results["score"] == 0
     assert all(t["status"] == "failed" for t in results["tests"])
     assert "embedding.py" in results["tests"][0]["output"] and "line 3" in results["tests"][0]["output"]

@@ -1,7 +1,6 @@
 """GradingOptions (one validated, picklable value from the commands to the plugin), the shared
 click options, and the running test's context (no grading run here: all cheap)."""
 
-import argparse
 import pickle
 from pathlib import Path
 
@@ -9,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from autograder import cli, context
-from autograder.options import GradingOptions, OptionsError, add_plugin_options
+from autograder.options import GradingOptions, OptionsError
 
 
 @pytest.mark.parametrize("fields, field, text", [
@@ -44,35 +43,6 @@ def test_options_are_normalised_frozen_and_picklable():
     with pytest.raises(TypeError):
         GradingOptions.of({"sed": 3})
     assert options.results_key() == {"visibility": ["public"], "names": ["masks", "attention"], "training": True}
-
-
-def test_the_plugin_reads_back_the_options_its_arguments_carry():
-    parser = argparse.ArgumentParser()
-
-    class Group:   # pytest's option group, as far as add_plugin_options uses it
-        def addoption(self, *flags, **kwargs):
-            parser.add_argument(*flags, **kwargs)
-
-    add_plugin_options(Group())
-    sent = GradingOptions(seed=11, lang="ko", call_timeout=2.5, time_limit=60.0, memory_limit=2**30,
-                          error_log=Path("/tmp/errors.log"), results_path=Path("/tmp/r.json"),
-                          names=["masks"], training=False)
-    args = sent.plugin_args()
-    assert args[:4] == ["--tkit-seed", "11", "--tkit-lang", "ko"] and "--tkit-memory-limit" in args
-    namespace = parser.parse_args(args)
-
-    class Config:
-        def getoption(self, name):
-            return getattr(namespace, name)
-
-    back = GradingOptions.from_config(Config())
-    # what the plugin needs comes back; test selection (names, training) is pytest's own argv
-    assert back == GradingOptions(seed=11, lang="ko", call_timeout=2.5, time_limit=60.0, memory_limit=2**30,
-                                  error_log=Path("/tmp/errors.log"), results_path=Path("/tmp/r.json"))
-    assert GradingOptions.from_config(Config()) == back
-    defaults = parser.parse_args([])
-    assert GradingOptions.from_config(type("C", (), {"getoption": lambda self, n: getattr(defaults, n)})()) \
-        == GradingOptions()
 
 
 def test_the_running_test_context_is_scoped_and_missing_outside_a_test():

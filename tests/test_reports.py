@@ -15,7 +15,7 @@ from autograder import paths
 from autograder.mistakes import catalog
 from autograder.records.class_run import ClassRecords
 from autograder.reports import pictures, render
-from autograder.results.model import error_results
+from autograder.results.model import Results, error_results
 from autograder.run import grading
 from grading_runs import run_suites
 
@@ -133,7 +133,7 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
     todo = sorted(subs.items())
     assert records.plan(todo, resume=True) == todo
     for sid, path in todo:
-        records.on_result(sid, path, graded[sid])
+        records.on_result(sid, path, Results.from_json(graded[sid]))
     csv_path, summary = records.finish()
     records.close()
     assert (out / "submissions" / "swapped" / "feedback.html").is_file()
@@ -185,8 +185,7 @@ def test_pictures_come_from_the_grading_session(tmp_path):
     shutil.copyfile(paths.solutions_dir() / "positional_encoding.py", good / "positional_encoding.py")
     shutil.copyfile(paths.solutions_dir() / "positional_encoding.py", dying / "_reference.py")
     (dying / "positional_encoding.py").write_text(PE_DIES_ON_THE_PICTURE)
-    results = grading.grade_submission(good, tmp_path / "out", files=[SUITE], seed=7, pictures=True)
-    assert results == json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    results = grading.grade_submission(good, files=[SUITE], seed=7, pictures=True).to_gradescope()
     table = results["extra_data"]["figures"]["pe_table"]
     assert len(table["got"]) == 32 and len(table["got"][0]) == 32
     assert max(abs(g - e) for gr, er in zip(table["got"], table["expected"]) for g, e in zip(gr, er)) < 1e-5

@@ -122,11 +122,12 @@ from click.testing import CliRunner
 from autograder.cli import main
 from autograder.intake import submission
 from autograder.records.gradebook import Gradebook
+from autograder.results.model import Results
 from autograder.reports import render as reports
 from autograder.similarity import matcher  # noqa: F401 (what `tkit similarity` imports)
 results = json.loads(sys.argv[1])
 with Gradebook(sys.argv[2]) as book:
-    book.record("alice", results, content_hash="h")
+    book.record("alice", Results.from_json(results), content_hash="h")
 run = CliRunner().invoke(main, ["gradebook", "export-csv", sys.argv[2], "--out", sys.argv[3]])
 assert run.exit_code == 0, run.output
 html = reports.render_feedback(results, "html", student="alice", lang="en")

@@ -222,7 +222,7 @@ def test_shards_are_disjoint_cover_the_class_and_are_balanced():
 def test_ctrl_c_keeps_every_finished_result(tmp_path, monkeypatch):
     graded = []
 
-    def fake_grade(path, out_dir, **options):
+    def fake_grade(path, options):
         graded.append(path.name)
         return {"score": 1.0, "path": str(path)}
 
@@ -261,7 +261,7 @@ zygote_parent.Zygote.__init__ = counted
 assert "torch" not in sys.modules
 todo = [(f"s{i}", Path(sys.argv[1])) for i in range(3)]
 scores = []
-stats = batch.grade_many(todo, Path(sys.argv[3]), workers=2, on_result=lambda sid, p, r: scores.append(r["score"]),
+stats = batch.grade_many(todo, Path(sys.argv[3]), workers=2, on_result=lambda sid, p, r: scores.append(r.score),
                          options=dict(names=["masks"], visibility=("public",), seed=1))
 print(json.dumps({"scores": scores, "errors": stats.errors}))
 """

@@ -337,7 +337,7 @@ def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypat
 
 def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
     """student and seed read the running test's context, not pytest's request (issue 16): run
-    without --submission, a suite's tests still stop at the kit's own explanation."""
+    without a grading session, a suite's tests still stop at the kit's own explanation."""
     import subprocess
     import sys
 
@@ -348,7 +348,7 @@ def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
                            str(suites / "pytest.ini"), "--rootdir", str(suites), "-p", "autograder.run.plugin",
                            "-p", "no:cacheprovider", "-q", "-x"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
-    assert "these tests grade a submission: run them with --submission DIR" in proc.stdout
+    assert "these tests grade a submission: run them with tkit check or tkit grade" in proc.stdout
 
 
 def test_a_fingerprint_is_the_digest_of_its_tagged_bytes(fresh_memo):

@@ -10,7 +10,7 @@ from autograder.intake import untrusted
 from autograder.records.class_run import ClassRecords
 from autograder.records.gradebook import Gradebook
 from autograder.reports import render
-from autograder.results.model import error_results
+from autograder.results.model import error_results, Results
 
 ODD_IDS = ["alice", "Alice", "ALICE", "grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions",
            "a<b>", "star*", 'quote"d', "it's", "김민준", "Ålice", "=cmd|' /C calc'!A0", "+1", "-x", "@sum",
@@ -49,13 +49,13 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised_and_numbers_stay
         ["8", "2.5", "8", "-1.5", "", "bob", "a=b"]
 
 
-def _results(score: float) -> dict:
+def _results(score: float) -> Results:
     test = {"name": "positional_encoding: table", "score": score, "max_score": 8.0, "output": "",
             "status": "passed" if score == 8 else "failed", "visibility": "visible",
             "tags": ["positional_encoding", "public"], "extra_data": {"nodeid": "public/t.py::test_table"}}
-    return {"score": score, "execution_time": 1.0, "tests": [test], "output": "",
+    return Results.from_json({"score": score, "execution_time": 1.0, "tests": [test], "output": "",
             "extra_data": {"kit_version": __version__, "seed": 1, "max_score": 8.0,
-                           "exercises": {"positional_encoding": {"score": score, "max_score": 8.0}}}}
+                           "exercises": {"positional_encoding": {"score": score, "max_score": 8.0}}}})
 
 
 def test_grades_csv_keeps_the_real_ids_neutralised_and_the_scores_numeric(tmp_path):

@@ -38,15 +38,13 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     from autograder.intake import submission
     from autograder.run import grading
     from autograder.reports.console import print_results
-    from autograder.results.model import Results
 
     use_data_dir(data_dir)
     path = path or default_path(paths)
     try:
-        data = grading.grade_submission(path, options=options.replace(pictures=bool(html_path)))
+        results = grading.grade_submission(path, options.replace(pictures=bool(html_path)))
     except submission.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
-    results = Results.from_json(data)
     for note in results.warnings or []:
         click.echo(f"warning: {note}")
     print_results(results, verbose=verbose)
@@ -57,7 +55,7 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
         write_text_atomic(html_path, render.render_feedback(results, "html", self_check=True))
         click.echo(i18n._("HTML report written to {path}").format(path=html_path))
     if json_path:
-        json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+        json_path.write_text(json.dumps(results.to_gradescope(), indent=2, ensure_ascii=False), encoding="utf-8")
     sys.exit(0 if all(t.passed for t in results.tests) else 1)
 
 

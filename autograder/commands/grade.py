@@ -8,7 +8,8 @@ import click
 
 from autograder.commands import submission_list
 from autograder.commands.options import (class_dir_option, data_dir_option, exercise_option, grading_options,
-                                         lang_option, seed_option, use_data_dir, workers_option)
+                                         lang_option, seed_option, time_limit_option, use_data_dir,
+                                         workers_option)
 from autograder.intake.untrusted import shown
 
 
@@ -46,6 +47,7 @@ def require_training_data(names) -> None:
 @click.option("--pictures/--no-pictures", default=True, show_default=True,
               help="Draw the feedback pictures from the student's functions, run at the end of the grading "
                    "(no points).")
+@time_limit_option()
 @workers_option()
 @click.option("--shard", "shard_spec", default=None, metavar="K/N",
               help="Grade only shard K of N (0-based, every N-th student id in sorted order), for a Slurm "
@@ -55,7 +57,7 @@ def require_training_data(names) -> None:
               help="Also write OUT/similarity.csv and OUT/similarity.html: the code the submissions share "
                    "(see `tkit similarity`; not with --shard).")
 def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures,
-            workers, shard_spec, data_dir, with_similarity):
+            time_limit, workers, shard_spec, data_dir, with_similarity):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
 
     Writes OUT/submissions/<student>/results.json, feedback.html and feedback.md (the
@@ -69,7 +71,8 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     from autograder.run import batch
 
     options = grading_options(visibility=("public",) if public_only else ("public", "hidden"), names=names,
-                              seed=seed, lang=lang, pictures=pictures)
+                              seed=seed, lang=lang, pictures=pictures,
+                              **({} if time_limit is None else {"time_limit": time_limit}))
     use_data_dir(data_dir)
     require_training_data(names)
     todo = submission_list(submissions, class_dir)

@@ -2,7 +2,7 @@
 
 Each is a decorator factory: ``@lang_option()``, ``@seed_option(help=...)``,
 ``@exercise_option("Grade")``, ``@data_dir_option()``, ``@workers_option(...)``,
-``@class_dir_option(...)``. Values are checked by the validators of :mod:`autograder.options`
+``@class_dir_option(...)``, ``@time_limit_option()``. Values are checked by the validators of :mod:`autograder.options`
 (the same that check a :class:`autograder.options.GradingOptions`), so a bad ``--seed`` or an
 unknown ``--exercise`` is refused alike everywhere; :func:`grading_options` turns an
 :class:`autograder.options.OptionsError` into click's usage error naming the option.
@@ -61,6 +61,13 @@ def exercise_option(verb: str = "Grade", default_all: bool = False, help: str | 
     tail = "; default all" if default_all else ""
     return click.option("--exercise", "names", multiple=True, callback=_check("names"),
                         help=help or f"{verb} only this exercise (repeatable{tail}).")
+
+
+def time_limit_option(help: str = ("Seconds one submission's tests may take in all; each exercise gets "
+                                   "its share by points [default: 1300].")):
+    """``--time-limit S`` (a positive number of seconds; None = the default of
+    :class:`autograder.options.GradingOptions`)."""
+    return click.option("--time-limit", type=float, default=None, help=help, callback=_check("time_limit"))
 
 
 def data_dir_option(help: str = ("Folder holding the MNIST IDX files for the AutoEncoder's training tests "

@@ -30,7 +30,7 @@ import click
 
 from autograder import exercises, paths
 from autograder.intake.textfiles import write_json_atomic
-from autograder.results.model import Results, error_results
+from autograder.results.model import error_results
 
 DEFAULT_ROOT = "/autograder"
 # What of the instructor kit goes into the zip's kit/ folder (relative to the kit root).
@@ -154,8 +154,8 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
         has_modules = any(work.rglob("*.py")) or any(work.rglob("*.ipynb"))
         target = zips[0] if zips and not has_modules else submission._submission_root(work)
         try:
-            results = Results.from_json(grading.grade_submission(target, visibility=("public", "hidden"),
-                                                                 names=list(names or ()) or None, seed=seed))
+            results = grading.grade_submission(target, visibility=("public", "hidden"),
+                                               names=list(names or ()) or None, seed=seed)
         except submission.SubmissionFormatError as exc:
             results = error_results(f"The submission could not be graded: {exc} "
                                     f"(제출물을 채점할 수 없습니다)", names=names, with_tests=True)

@@ -2,12 +2,13 @@
 and summary.html.
 
 :class:`ClassRecords` hooks into :func:`autograder.run.batch.grade_many`'s ``on_result``
-callback: each finished submission is recorded in the gradebook (one transaction, under its real
-id) and gets ``feedback.html`` and ``feedback.md`` beside its ``results.json`` (written once, by
-the worker that graded it, pictures' data included: :func:`autograder.run.grading.grade_submission`) in
-``OUT/submissions/<safe id>/`` (:func:`autograder.intake.untrusted.submission_dir`: student ids are data,
+callback: each finished submission's :class:`~autograder.results.model.Results` (pictures' data
+included) is turned into its results.json data once, here, written to ``results.json``, recorded in
+the gradebook (one transaction, under its real id) and rendered to ``feedback.html`` and
+``feedback.md``, all in ``OUT/submissions/<safe id>/`` (:func:`autograder.intake.untrusted.submission_dir`: student ids are data,
 never paths beside the class files); :meth:`ClassRecords.finish`
-writes ``grades.csv`` and ``summary.html`` for every submission in the gradebook.
+writes ``grades.csv`` and ``summary.html`` for every submission in the gradebook, from the
+objects recorded in this run (only the submissions of earlier runs are read back from it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from autograder.intake.textfiles import write_json_atomic, write_text_atomic
 from autograder.intake.untrusted import report_href, submission_dir
 from autograder.records import gradebook
 from autograder.reports import render
-from autograder.results.model import Results, as_results, error_results
+from autograder.results.model import Results, error_results
 
 
 class ClassRecords:
@@ -34,6 +35,7 @@ class ClassRecords:
         self.options_key = gradebook.options_key(options)
         self.lang = lang
         self.hashes: dict[str, str] = {}
+        self.recorded: dict[str, Results] = {}   # this run's results, by student id
 
     def close(self) -> None:
         self.book.close()
@@ -58,26 +60,35 @@ class ClassRecords:
         self.book.set_meta("seed", str(seed))
         return seed
 
-    def on_result(self, student_id: str, path: Path, results) -> Results:
-        """Record one finished submission (its results.json dict or :class:`Results`, or the
-        exception that stopped its grading) and write its feedback; returns the results recorded.
-        A submission that could not be graded gets its ``results.json`` here (the error, 0 points);
-        a graded one has it from the worker already."""
-        folder = self.student_folder(student_id)
+    def on_result(self, student_id: str, path: Path, results: Results | Exception) -> Results:
+        """Record one finished submission (its :class:`Results`, or the exception that stopped
+        its grading: then the error, 0 points): ``results.json`` written, the gradebook row, the
+        feedback. The results.json data is made once and serves both. Returns the results recorded.
+
+        Raises:
+            TypeError: ``results`` is neither (a dict of results.json is not taken: the one
+                shape from the grading to the gradebook is :class:`Results`).
+        """
         if isinstance(results, Exception):
             results = error_results(str(results), str(path))
-            write_json_atomic(folder / "results.json", results.to_gradescope())
-        results = as_results(results)
+        if not isinstance(results, Results):
+            raise TypeError(f"on_result takes Results or an exception, got {type(results).__name__}")
+        folder = self.student_folder(student_id)
+        data = results.to_gradescope()
+        write_json_atomic(folder / "results.json", data)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
-        self.book.record(student_id, results, content_hash=content, options=self.options_key)
+        self.book.record(student_id, results, content_hash=content, options=self.options_key, data=data)
+        self.recorded[student_id] = results
         render.write_feedback(results, folder, student=student_id, lang=self.lang)
         return results
 
     def finish(self) -> tuple[Path, Path]:
-        """Write ``grades.csv`` and ``summary.html`` into ``out_dir`` from the whole gradebook."""
-        csv_path = self.book.export_csv(self.out_dir / "grades.csv")
+        """Write ``grades.csv`` and ``summary.html`` into ``out_dir`` for the whole gradebook:
+        this run's submissions as recorded, the others (a resumed run's) read back from it."""
+        class_results = self.book.all_results(known=self.recorded)
+        csv_path = self.book.export_csv(self.out_dir / "grades.csv", class_results)
         summary = self.out_dir / "summary.html"
-        write_text_atomic(summary, render.render_summary(self.book.all_results(), lang=self.lang,
+        write_text_atomic(summary, render.render_summary(class_results, lang=self.lang,
                                                           feedback_href=self.feedback_href))
         return csv_path, summary
 

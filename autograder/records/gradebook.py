@@ -28,7 +28,7 @@ from autograder.intake.limits import SUBMISSION_INTAKE_MAX_BYTES
 from autograder.intake.textfiles import write_text_atomic
 from autograder.intake.untrusted import csv_text
 from autograder.results import not_graded
-from autograder.results.model import Results, TestResult, as_results
+from autograder.results.model import Results, TestResult
 from autograder.intake.submission import submission_files
 
 
@@ -174,11 +174,15 @@ class Gradebook:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
 
     # -- writing -----------------------------------------------------------------------------
-    def record(self, student_id: str, results: Results | dict, *, content_hash: str, options: str = "") -> None:
+    def record(self, student_id: str, results: Results, *, content_hash: str, options: str = "",
+               data: dict | None = None) -> None:
         """Store one submission's results (replacing an earlier grading) in one transaction.
-        ``results`` (:class:`~autograder.results.model.Results` or its results.json dict) may carry
-        ``error`` (a submission that could not be graded)."""
-        results = as_results(results)
+        ``results`` may carry ``error`` (a submission that could not be graded). ``data``: its
+        results.json dict when the caller has made it already (``results.to_gradescope()``
+        otherwise). Raises TypeError when ``results`` is not :class:`~autograder.results.model.Results`."""
+        if not isinstance(results, Results):
+            raise TypeError(f"record takes Results, got {type(results).__name__}")
+        data = results.to_gradescope() if data is None else data
         row = {
             "student_id": student_id, "content_hash": content_hash,
             "kit_version": results.kit_version or __version__, "options": options,
@@ -186,7 +190,7 @@ class Gradebook:
             "max_score": float(results.max_score or 0.0),
             "execution_time": results.execution_time, "graded_at": time.time(),
             "error": results.error or "",
-            "results_json": json.dumps(results.to_gradescope(), ensure_ascii=False),
+            "results_json": json.dumps(data, ensure_ascii=False),
         }
         tests = [_test_row(student_id, t) for t in results.tests]
         with self.conn:   # one transaction: all of it or none of it
@@ -221,32 +225,38 @@ class Gradebook:
             raise KeyError(f"no submission {student_id!r} in {self.path}")
         return Results.from_json(json.loads(row[0]))
 
-    def all_results(self) -> dict[str, Results]:
-        """``{student id: results}`` for every recorded submission."""
-        return {sid: Results.from_json(json.loads(text)) for sid, text in
-                self.conn.execute("SELECT student_id, results_json FROM submissions ORDER BY student_id")}
+    def all_results(self, known: dict[str, Results] | None = None) -> dict[str, Results]:
+        """``{student id: results}`` for every recorded submission, in student-id order. The
+        submissions in ``known`` (results the caller recorded itself) are taken from it; only the
+        others are read back from their stored JSON."""
+        known = known or {}
+        out = {}
+        for (sid,) in self.conn.execute("SELECT student_id FROM submissions ORDER BY student_id"):
+            out[sid] = known[sid] if sid in known else self.results(sid)
+        return out
 
-    def grade_rows(self) -> tuple[list[str], list[list]]:
+    def grade_rows(self, class_results: dict[str, Results] | None = None) -> tuple[list[str], list[list]]:
         """The header and rows of grades.csv: student id, each exercise's score, total, and
         ``not_graded`` (the exercises the grader could not judge, space-separated). Score cells
-        stay numeric: an exercise not graded (or not selected) is an empty cell."""
+        stay numeric: an exercise not graded (or not selected) is an empty cell.
+        ``class_results``: :meth:`all_results` when the caller has it (read here otherwise)."""
         names = [n for n in exercises.NAMES]
         header = ["student_id", *names, "total", "not_graded"]
         rows = []
-        for sid, text in self.conn.execute("SELECT student_id, results_json FROM submissions ORDER BY student_id"):
-            results = Results.from_json(json.loads(text))
+        for sid, results in (self.all_results() if class_results is None else class_results).items():
             per = results.exercises or {}
             ungraded = not_graded.of_results(results)
             rows.append([sid, *[_fmt(per[n].score) if n in per and n not in ungraded else "" for n in names],
                          _fmt(results.score), " ".join(ungraded)])
         return header, rows
 
-    def export_csv(self, out: Path) -> Path:
+    def export_csv(self, out: Path, class_results: dict[str, Results] | None = None) -> Path:
         """Write grades.csv (UTF-8, header row; an exercise not graded is an empty cell). A text
         cell a spreadsheet would run as a formula (a student id such as ``=HYPERLINK(...)``) is
         prefixed with ``'`` and a cell holding a line break is quoted
-        (:func:`autograder.intake.untrusted.csv_text`); score cells stay numbers."""
-        header, rows = self.grade_rows()
+        (:func:`autograder.intake.untrusted.csv_text`); score cells stay numbers.
+        ``class_results`` as for :meth:`grade_rows`."""
+        header, rows = self.grade_rows(class_results)
         write_text_atomic(Path(out), csv_text([header, *rows]))
         return Path(out)
 

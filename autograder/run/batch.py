@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from autograder.intake.untrusted import shown, submission_dir
+from autograder.intake.untrusted import shown
 from autograder.options import GradingOptions
 
 Todo = list[tuple[str, Path]]
@@ -89,15 +89,16 @@ def shard(todo: Todo, k: int, n: int) -> Todo:
     return sorted(todo, key=lambda item: item[0])[k::n]
 
 
-def grade_one(sid: str, path: Path, out_dir: Path, options: GradingOptions):
-    """Grade one submission as ``options`` ask into ``out_dir/submissions/<safe id>/results.json``
-    (see :func:`autograder.intake.untrusted.submission_dir`); returns the results dict, the
-    :class:`submission.SubmissionFormatError`, or a :class:`GradingError` for a grader failure."""
+def grade_one(path: Path, options: GradingOptions):
+    """Grade one submission as ``options`` ask; returns its
+    :class:`autograder.results.model.Results` (it crosses the worker boundary as it is, pickled),
+    the :class:`submission.SubmissionFormatError`, or a :class:`GradingError` for a grader failure.
+    Nothing is written here: results.json is written once, in the main process, by ``on_result``."""
     from autograder.intake import submission
     from autograder.run import grading  # here, not at the top: workers start their zygote first
 
     try:
-        return grading.grade_submission(path, submission_dir(out_dir, sid), options=options)
+        return grading.grade_submission(path, options)
     except submission.SubmissionFormatError as exc:
         return exc
     except Exception as exc:  # a grader bug on one submission must not end the batch
@@ -196,32 +197,35 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
     threading.Thread(target=watch, name="tkit-parent-watch", daemon=True).start()
 
 
-def _work(job: tuple[str, Path, Path, GradingOptions]) -> tuple[str, Path, object, float]:
-    sid, path, out_dir, options = job
+def _work(job: tuple[str, Path, GradingOptions]) -> tuple[str, Path, object, float]:
+    sid, path, options = job
     t0 = time.monotonic()
-    result = grade_one(sid, path, out_dir, options)
+    result = grade_one(path, options)
     return sid, path, result, time.monotonic() - t0
 
 
-def _in_process(todo: Todo, out_dir: Path, options: GradingOptions) -> Iterator[tuple[str, Path, object, float]]:
+def _in_process(todo: Todo, options: GradingOptions) -> Iterator[tuple[str, Path, object, float]]:
     for sid, path in todo:
-        yield _work((sid, path, out_dir, options))
+        yield _work((sid, path, options))
 
 
-def _in_pool(pool, todo: Todo, out_dir: Path, options: GradingOptions) -> Iterator[tuple[str, Path, object, float]]:
-    jobs = [(sid, path, out_dir, options) for sid, path in todo]
+def _in_pool(pool, todo: Todo, options: GradingOptions) -> Iterator[tuple[str, Path, object, float]]:
+    jobs = [(sid, path, options) for sid, path in todo]
     yield from pool.imap_unordered(_work, jobs, chunksize=1)
 
 
 def grade_many(todo: Todo, out_dir: Path, *, options: GradingOptions | dict | None = None,
                on_result: Callable[[str, Path, object], None], workers: int | None = 1,
                progress: bool = False) -> BatchStats:
-    """Grade each submission into ``out_dir/submissions/<safe id>/results.json``.
+    """Grade each submission; ``on_result`` records it (``tkit grade``:
+    :class:`autograder.records.class_run.ClassRecords`, which writes
+    ``out_dir/submissions/<safe id>/results.json``).
 
     ``options`` (a :class:`autograder.options.GradingOptions`, or a mapping of its fields) go to
     :func:`autograder.run.grading.grade_submission`, with the error log in ``out_dir`` unless they
     name one (every worker gets the same frozen value). ``on_result`` is called in
-    this process as each submission finishes, with the results dict, or the exception when the
+    this process as each submission finishes, with its
+    :class:`~autograder.results.model.Results`, or the exception when the
     submission could not be graded (:class:`submission.SubmissionFormatError`, :class:`GradingError`).
     ``workers``: parallel worker processes (``None``: :func:`default_workers`; 1: grade in this
     process). ``progress``: show a progress bar with an ETA on stderr. Raises
@@ -244,9 +248,9 @@ def grade_many(todo: Todo, out_dir: Path, *, options: GradingOptions | dict | No
     try:
         if stats.workers > 1:
             pool, shared = _start_pool(stats.workers, tmp_root)
-            results = _in_pool(pool, todo, out_dir, options)
+            results = _in_pool(pool, todo, options)
         else:
-            results = _in_process(todo, out_dir, options)
+            results = _in_process(todo, options)
         with bar:
             for sid, path, result, seconds in results:
                 stats.done += 1

@@ -19,7 +19,6 @@ import pytest
 from autograder import exercises, paths
 from autograder.i18n import using
 from autograder.intake.submission import SubmissionFormatError, prepared  # noqa: F401  (raised through)
-from autograder.intake.textfiles import write_json_atomic
 from autograder.options import GradingOptions
 from autograder.results.model import Results
 from autograder.run import pytest_session
@@ -71,51 +70,48 @@ def grade_folder(submission: Path, options: GradingOptions | None = None, **chan
         raise ValueError("no test suites selected")
     if pytest_session.warm_enabled() and not options.verbose:  # a batch worker: one session for all
         return pytest_session.grade_warm(Path(submission), options, files)
-    args = pytest_session.pytest_args(options, files) + ["--submission", str(submission)] + pytest_session.OUTPUT_ARGS
-    grabber = _ResultGrabber()
+    from autograder.run import plugin  # imports torch: only when a submission is graded here
+
+    args = pytest_session.pytest_args(options, files) + pytest_session.OUTPUT_ARGS
+    session = plugin.GradingSession(Path(submission), options)
+    watcher = _Interrupts()
     sink = io.StringIO()
     with pytest_session.clean_pytest_env():
         if options.verbose:
-            code = pytest.main(args, plugins=[grabber])
+            code = pytest.main(args, plugins=[session, watcher])
         else:
             with contextlib.redirect_stdout(sink):
-                code = pytest.main(args, plugins=[grabber])
-    if grabber.interrupted:  # Ctrl-C: partial results must not be recorded as a grade
+                code = pytest.main(args, plugins=[session, watcher])
+    if watcher.interrupted:  # Ctrl-C: partial results must not be recorded as a grade
         raise KeyboardInterrupt
     if code == pytest.ExitCode.INTERRUPTED:  # pytest also says so when a suite file fails to import
         raise RuntimeError(f"the test suites could not be collected:\n{sink.getvalue()[-3000:]}")
-    if grabber.results is None:
+    if session.results is None:
         raise RuntimeError(f"the test suites did not run (pytest exit code {code}):\n{sink.getvalue()[-3000:]}")
-    return grabber.results
+    return session.results
 
 
-class _ResultGrabber:
-    """Takes the results from the plugin's session at the end of the run."""
+class _Interrupts:
+    """Notes a Ctrl-C during the run (pytest reports it as an exit code shared with other causes)."""
 
-    results: Results | None = None
     interrupted: bool = False
 
     def pytest_keyboard_interrupt(self, excinfo):
         self.interrupted = True
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session, exitstatus):
-        sess = session.config.pluginmanager.get_plugin("tkit-grading-session")
-        if sess is not None:
-            self.results = sess.results
 
+def grade_submission(path: Path, options: GradingOptions | None = None, **changes) -> Results:
+    """Grade the submission at ``path`` (folder, .zip or .ipynb); returns its
+    :class:`~autograder.results.model.Results` (pictures' data included when ``options.pictures``).
+    Nothing is written: the caller writes results.json, once (``tkit grade``:
+    :meth:`autograder.records.class_run.ClassRecords.on_result`). ``options`` (and ``changes`` to
+    it) go to :func:`grade_folder`; the messages of preparing the submission are in
+    ``options.lang`` too.
 
-def grade_submission(path: Path, out_dir: Path | None = None, options: GradingOptions | None = None,
-                     **changes) -> dict:
-    """Grade the submission at ``path`` (folder, .zip or .ipynb) and, with ``out_dir``,
-    write ``out_dir/results.json`` (once: pictures included). ``options`` (and ``changes`` to it)
-    go to :func:`grade_folder`; the messages of preparing the submission are in ``options.lang``
-    too. Returns the results.json dict (:meth:`Results.to_gradescope`).
-
-    ``results["extra_data"]["warnings"]`` lists what preparing the submission removed or
-    ignored (IPython magics in notebooks, a notebook shadowed by its ``.py``); they are
-    also appended to ``results["output"]``. Raises :class:`SubmissionFormatError` for a
-    submission the kit cannot read, OptionsError (a ValueError) for invalid options."""
+    ``results.warnings`` lists what preparing the submission removed or ignored (IPython magics
+    in notebooks, a notebook shadowed by its ``.py``); they are also appended to
+    ``results.output``. Raises :class:`SubmissionFormatError` for a submission the kit cannot
+    read, OptionsError (a ValueError) for invalid options."""
     options = GradingOptions.of(options, **changes)
     notes: list[str] = []
     with using(options.lang), prepared(Path(path), notes) as folder:
@@ -124,7 +120,4 @@ def grade_submission(path: Path, out_dir: Path | None = None, options: GradingOp
     results.warnings = notes
     if notes:
         results.output = "\n".join([results.output or "", *(f"warning: {n}" for n in notes)])
-    data = results.to_gradescope()
-    if out_dir is not None:
-        write_json_atomic(Path(out_dir) / "results.json", data)
-    return data
+    return results

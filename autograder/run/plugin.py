@@ -1,11 +1,12 @@
-"""The pytest plugin that grades one submission (``-p autograder.run.plugin``).
+"""The pytest plugin that grades one submission.
 
-Options: ``--submission DIR`` (required to grade) and the ``--tkit-*`` arguments that carry a
-:class:`autograder.options.GradingOptions` (declared once in
-:data:`autograder.options.PLUGIN_FLAGS`: ``--tkit-seed N``, ``--tkit-lang en|ko``,
-``--tkit-call-timeout S``, ``--tkit-time-limit S``, ``--tkit-memory-limit BYTES``,
-``--tkit-error-log FILE``, ``--tkit-results FILE``, ``--tkit-pictures``); the plugin reads them back once
-(:meth:`GradingOptions.from_config`).
+Two parts: this module, loaded with ``-p autograder.run.plugin`` (the markers and the fixtures
+the suites use), and a :class:`GradingSession` per submission, built by the caller with the run's
+:class:`autograder.options.GradingOptions` and handed to ``pytest.main(plugins=[session])``
+(:func:`autograder.run.grading.grade_folder`) or registered for each submission of a kept session
+(:mod:`autograder.run.pytest_session`). The options reach the plugin only that way: there are no
+``--tkit-*`` command-line options, and pytest run on the suites without a session stops at
+every test with the kit's own explanation.
 
 The run's state (:class:`autograder.context.RunState`) lives on the grading session (on
 ``config.stash``), each test's (:class:`autograder.context.TestContext`) on ``item.stash``; the
@@ -27,12 +28,12 @@ derived from the run's seed and the test's id), ``rng`` (a ``torch.Generator`` s
 with it), ``partial`` (award a fraction of the points from a passing test), ``attach``
 (plot data for the reports, stored under the record's ``extra_data["figures"]``).
 
-A test's name is the first line of its docstring; with ``--tkit-lang ko`` a later line
+A test's name is the first line of its docstring; with ``options.lang == "ko"`` a later line
 ``ko: ...`` gives the Korean name.
 
 Each test's record and the submission's results are built by :mod:`autograder.run.scoring` into
 :class:`autograder.results.model.Results` (Gradescope's results.json schema, the kit's extras in
-``extra_data``). With ``--tkit-pictures`` the report pictures' data is collected from the
+``extra_data``). With ``options.pictures`` the report pictures' data is collected from the
 submission's child at the end of the run, before it closes (:mod:`autograder.reports.pictures`).
 """
 
@@ -53,23 +54,16 @@ from autograder.run import scoring
 from autograder.sandbox import timeshare
 from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
 from autograder.i18n import authored, using
-from autograder.intake.textfiles import write_json_atomic
 from autograder.mistakes.hybrid import Hybrids
-from autograder.options import GradingOptions, add_plugin_options
+from autograder.options import GradingOptions
 from autograder.results.model import VISIBILITY, Results, TestResult
 from autograder.sandbox import Limits
 from autograder.sandbox.remote import RemoteImpl
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
+SESSION_NAME = "tkit-grading-session"   # the name a GradingSession is registered under
 TEST_KEY = pytest.StashKey[context.TestContext]()
 PARENT_THREADS = 1  # torch intra-op threads of the grading process while it grades (see pytest_sessionstart)
-
-
-def pytest_addoption(parser):
-    group = parser.getgroup("tkit", "transformer-kit grading")
-    group.addoption("--submission", dest="tkit_submission", default=None,
-                    help="folder of the submission to grade")
-    add_plugin_options(group)
 
 
 def pytest_configure(config):
@@ -77,20 +71,11 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "points(n): points this test is worth")
     config.addinivalue_line("markers", "visibility(v): public or hidden (default: the suite folder)")
     config.addinivalue_line("markers", "training: the test trains a model (left out by training=False)")
-    submission = config.getoption("tkit_submission", None)
-    if submission:
-        try:
-            options = GradingOptions.from_config(config)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        session = GradingSession(Path(submission), options)
-        config.stash[SESSION_KEY] = session
-        config.pluginmanager.register(session, "tkit-grading-session")
 
 
 def _no_submission():
     """Stop a fixture of a run that grades no submission (pytest on the suites without the kit)."""
-    pytest.fail("these tests grade a submission: run them with --submission DIR", pytrace=False)
+    pytest.fail("these tests grade a submission: run them with tkit check or tkit grade", pytrace=False)
 
 
 def _session(request) -> "GradingSession":
@@ -269,7 +254,7 @@ class GradingSession:
 
     def finish(self, interrupted: bool = False) -> None:
         """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
-        results built (:attr:`results`) and written to ``options.results_path`` if set."""
+        results built (:attr:`results`)."""
         self.run.close()
         figures = None
         if self.options.pictures and not interrupted:
@@ -279,8 +264,6 @@ class GradingSession:
         self.results = scoring.build_results(self, self._t0)
         if figures is not None:
             pictures.add_to_results(self.results, *figures)
-        if self.options.results_path:
-            write_json_atomic(Path(self.options.results_path), self.results.to_gradescope())
         if getattr(self, "_scope", None) is not None:
             self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
@@ -296,6 +279,11 @@ class GradingSession:
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
 
     # -- hooks -------------------------------------------------------------------
+    def pytest_configure(self, config):
+        """Registered (by ``pytest.main(plugins=...)`` or later): the fixtures find the session on
+        ``config.stash``."""
+        config.stash[SESSION_KEY] = self
+
     def pytest_sessionstart(self, session):
         self.open()
 

@@ -36,8 +36,9 @@ OUTPUT_ARGS = ["-q", "--tb=no"]  # a run of its own: pytest's terminal output, k
 
 
 def pytest_args(options: GradingOptions, files: list[Path]) -> list[str]:
-    """The pytest command line that runs ``files`` with the kit's plugin as ``options`` ask, without
-    a submission (``--submission DIR`` is added for a run of its own) and without output options."""
+    """The pytest command line that runs ``files`` with the kit's plugin module, without output
+    options. Of ``options`` only what collection depends on is read (``training``); the rest
+    reaches the plugin with the :class:`autograder.run.plugin.GradingSession` built from them."""
     suites = paths.suites_dir()
     inside = all(suites in f.resolve().parents for f in files)
     rootdir = str(suites) if inside else os.path.commonpath([str(f.resolve().parent) for f in files])
@@ -47,7 +48,7 @@ def pytest_args(options: GradingOptions, files: list[Path]) -> list[str]:
         "-p", "no:unraisableexception",  # its gc.collect() costs ~0.3 s; no student code runs here
         "-p", "no:threadexception",  # a hook around each phase of each test, for threads no test starts here
         "-W", "ignore",
-    ] + options.plugin_args()
+    ]
     if not options.training:
         args += ["-m", "not training"]
     return args
@@ -197,8 +198,7 @@ def _grade(session, collected: list, folder: Path, options: GradingOptions):
 
     config = session.config
     grading = plugin.GradingSession(folder, options)
-    config.stash[plugin.SESSION_KEY] = grading
-    config.pluginmanager.register(grading, "tkit-grading-session")
+    config.pluginmanager.register(grading, plugin.SESSION_NAME)  # its pytest_configure stashes it
     try:
         grading.open()
         items = session.items

@@ -1,0 +1,105 @@
+"""ClassRecords: one results shape from the grading to the gradebook. A submission's Results is
+turned into results.json's data once, in the main process, and the class reports of a run read the
+objects it recorded (only an earlier run's submissions are read back from the gradebook)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from autograder import paths
+from autograder.records.class_run import ClassRecords
+from autograder.results.model import Results
+from autograder.run import batch
+
+SUITE = '''
+import pytest
+
+pytestmark = pytest.mark.visibility("public")
+
+@pytest.mark.exercise("masks")
+@pytest.mark.points(2)
+def test_causal(student):
+    """make_causal_mask(3) has 3 blocked positions"""
+    assert int(student.masks.make_causal_mask(3).sum()) == 3
+'''
+
+
+@pytest.fixture
+def toy_class(tmp_path):
+    suite = tmp_path / "suite" / "test_toy.py"
+    suite.parent.mkdir()
+    suite.write_text(SUITE)
+    todo = []
+    for sid in ("ann", "ben", "cho"):
+        sub = tmp_path / "class" / sid
+        sub.mkdir(parents=True)
+        if sid != "ben":   # ben hands in nothing: 0 points
+            shutil.copyfile(paths.solutions_dir() / "masks.py", sub / "masks.py")
+        todo.append((sid, sub))
+    return suite, todo
+
+
+def _counting(monkeypatch, name):
+    calls = []
+    real = getattr(Results, name)
+    if isinstance(Results.__dict__[name], classmethod):
+        def spy(cls, *a, **k):
+            calls.append(1)
+            return real(*a, **k)
+        monkeypatch.setattr(Results, name, classmethod(spy))
+    else:
+        def spy(self, *a, **k):
+            calls.append(1)
+            return real(self, *a, **k)
+        monkeypatch.setattr(Results, name, spy)
+    return calls
+
+
+def test_results_json_is_made_once_per_submission(toy_class, tmp_path, monkeypatch):
+    suite, todo = toy_class
+    out = tmp_path / "out"
+    to_json, from_json = _counting(monkeypatch, "to_gradescope"), _counting(monkeypatch, "from_json")
+    records = ClassRecords(out, options={}, lang="en")
+    try:
+        batch.grade_many(todo, out, options=dict(files=[suite], seed=5), on_result=records.on_result, workers=1)
+        records.finish()
+    finally:
+        records.close()
+    assert len(to_json) == 3 and from_json == []   # one conversion each, nothing parsed back
+    written = {sid: json.loads((records.student_folder(sid) / "results.json").read_text()) for sid, _ in todo}
+    assert {sid: r["score"] for sid, r in written.items()} == {"ann": 2.0, "ben": 0.0, "cho": 2.0}
+    grades = (out / "grades.csv").read_text().splitlines()
+    assert grades[0].startswith("student_id,") and [row.split(",")[0] for row in grades[1:]] == ["ann", "ben", "cho"]
+
+
+def test_a_resumed_run_reads_back_only_the_submissions_it_did_not_grade(toy_class, tmp_path, monkeypatch):
+    suite, todo = toy_class
+    out = tmp_path / "out"
+    records = ClassRecords(out, options={}, lang="en")
+    batch.grade_many(todo, out, options=dict(files=[suite], seed=5), on_result=records.on_result, workers=1)
+    records.finish()
+    records.close()
+    from_json = _counting(monkeypatch, "from_json")
+    again = ClassRecords(out, options={}, lang="en")
+    try:
+        batch.grade_many(todo[:1], out, options=dict(files=[suite], seed=5), on_result=again.on_result, workers=1)
+        again.finish()
+    finally:
+        again.close()
+    assert len(from_json) == 2   # ben and cho, from the gradebook; ann is this run's object
+
+
+def test_on_result_takes_results_or_an_exception_only(tmp_path):
+    records = ClassRecords(tmp_path / "out", options={}, lang="en")
+    try:
+        with pytest.raises(TypeError, match="on_result takes Results or an exception, got dict"):
+            records.on_result("ann", tmp_path, {"score": 1.0, "tests": []})
+        (tmp_path / "ann.zip").write_bytes(b"not a zip")
+        recorded = records.on_result("ann", tmp_path / "ann.zip", ValueError("ann.zip is not a zip file"))
+        assert recorded.error == "ann.zip is not a zip file" and recorded.score == 0.0
+        assert json.loads((records.student_folder("ann") / "results.json").read_text())["score"] == 0.0
+    finally:
+        records.close()
