@@ -21,7 +21,8 @@ Parsing reads the IDX format directly (``gzip``, ``struct``, ``torch.frombuffer`
 against the manifest's sizes and the IDX header) and pixels become floats in [0, 1] exactly as
 ``torchvision.transforms.v2.functional.to_dtype(..., scale=True)`` makes them (``x / 255`` as
 ``float32 * (1/255)``). The grading path does not import torchvision: that import alone costs
-about 1 s of CPU per grading run (issue 13's speed target); downloads still go through it.
+about 1 s of CPU per grading run, where both training checks together aim at 4x ``import torch``;
+downloads still go through it.
 
 The grading split (:func:`grading_split`): a seeded sample of training images and a disjoint
 held-out sample, both drawn from the whole pool. With the official training set present,

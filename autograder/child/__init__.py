@@ -1,5 +1,13 @@
-"""Code that runs inside the student's child process.
+"""Code that runs inside the student's child process: the child's side of :mod:`autograder.sandbox`.
 
+- :mod:`.runner`: the child: imports the submission's modules and answers the parent's requests;
+- :mod:`.wire`: the wire format (plain data and plain tensors, never pickles);
+- :mod:`.tasks`: kit-provided routines run on the student's objects (the training loops);
+- :mod:`.zygote_child`: the fork server that imported torch once and forks each child;
+- :mod:`.jail`: namespaces, the private root and the privilege drop (Linux);
+- :mod:`.hugepages`: the zygote's memory on huge pages, so forks stay cheap.
+
+In: requests over the pipe pair (:mod:`.wire`). Out: plain data, plain tensors and handles.
 Only this package is copied into the sandbox (as ``_tkit_child``); it must import
 nothing else of the kit: no solutions, no hidden tests, no catalog.
 """

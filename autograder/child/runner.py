@@ -213,7 +213,7 @@ def seed_everything(seed: int) -> None:
     Not ``torch.manual_seed`` itself: for every device not yet initialised it queues a lazy
     seeding that records a stack trace (reading source lines through ``linecache``), 0.3-0.8 ms a
     call, and the child is seeded before every test: it was a sixth of a correct submission's
-    time in the child (issue 16). Student code that only later starts CUDA gets an unseeded
+    time in the child. Student code that only later starts CUDA gets an unseeded
     CUDA generator; the kit grades on the CPU, where the draws are exactly as before."""
     import torch
 
@@ -277,7 +277,7 @@ def import_trusted() -> None:
     """Import what every child uses, before any submission is on ``sys.path`` (so that no
     student file can shadow it): torch (on one thread), safetensors and, where torch brought
     numpy in, ``numpy.random``, which :func:`seed_everything` seeds before every test (a lazy
-    submodule of numpy 2: imported by each child's first test otherwise, ~8 ms, issue 16)."""
+    submodule of numpy 2: imported by each child's first test otherwise, ~8 ms per child)."""
     import torch
 
     torch.set_num_threads(1)

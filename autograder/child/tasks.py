@@ -73,7 +73,7 @@ def call_noncontiguous(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
-# -- training routines (issues 5 and 13) -----------------------------------------------------------
+# -- training routines (the training checks) --------------------------------------------------------
 # They run in the child on the student's own classes; the parent sends every tensor (the
 # child never reads a dataset). The student's module can replace them at import time, so the
 # parent trusts nothing they report: it uses only the trained state_dict, loaded into a fresh

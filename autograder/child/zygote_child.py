@@ -71,7 +71,7 @@ def serve(socks: list[socket.socket]) -> None:
     Once it has forked :data:`HUGE_PAGES_AFTER` children (a class, not one self-check), the
     zygote spends the time between requests moving its large anonymous memory to huge pages
     (:mod:`.hugepages`, 8 MB a step, ~0.9 s of CPU in all), which makes each later child's
-    three forks and exits ~25-45 ms cheaper (issue 16); a request waits at most one step."""
+    three forks and exits ~25-45 ms cheaper; a request waits at most one step."""
     socks = list(socks)
     forks = 0
     huge = "later"  # "later", then an iterator of the pieces left while moving, then "done"

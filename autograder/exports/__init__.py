@@ -4,4 +4,8 @@
 - :mod:`.release`: the student edition (``tkit release``), scanned for reference material;
 - :mod:`.gradescope`: the Gradescope autograder zip;
 - :mod:`.nbgrader`: an nbgrader course; :mod:`.nbgrader_grading`: grading its submissions.
+
+In: the kit's sources (``solutions/``, the suites, ``templates/``), and for
+:mod:`.nbgrader_grading` an nbgrader course's submitted notebooks. Out: folders and a zip for
+students, Gradescope and nbgrader; points written into nbgrader's gradebook.
 """

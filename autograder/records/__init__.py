@@ -1,7 +1,10 @@
 """What a class run keeps: the gradebook and each submission's files.
 
 - :mod:`.gradebook`: the SQLite gradebook (a row per submission and per test; ``--resume``);
-- :mod:`.class_run`: ``tkit grade``'s records: results.json, feedback, grades.csv, summary.html.
+- :mod:`.class_run`: ``tkit grade``'s records (:class:`~.class_run.ClassRecords`): each
+  submission's ``results.json`` (written there, in ``on_result``, and nowhere else), feedback,
+  then ``grades.csv`` and ``summary.html``.
 
-In: each submission's :class:`~autograder.results.model.Results`. Out: files in ``OUT/``.
+In: each submission's :class:`~autograder.results.model.Results`, as the batch hands it over.
+Out: the gradebook's rows and ``Results`` objects, which the class reports read, and files in ``OUT/``.
 """

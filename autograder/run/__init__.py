@@ -5,10 +5,14 @@
   :class:`~autograder.results.model.Results`;
 - :mod:`.batch`: many submissions in worker processes (``tkit grade``);
 - :mod:`.pytest_session`: the pytest arguments, and one pytest session a worker keeps for a batch;
-- :mod:`.plugin`: the pytest plugin that grades one submission (fixtures, markers, the child);
+- :mod:`.plugin`: the pytest plugin: the markers, the fixtures, and
+  :class:`~.plugin.GradingSession`, one submission's run (its children, seeds, time shares,
+  records and ``Results``), handed to pytest as a plugin object;
 - :mod:`.scoring`: pytest's reports -> the submission's ``Results``;
 - :mod:`.credit`: partial credit and plot data a passing test awards;
 - :mod:`.rubric`: the tests, exercises and points the suites hold, read from their markers.
 
-In: a submission folder and a :class:`~autograder.options.GradingOptions`. Out: ``Results``.
+In: a submission folder and a :class:`~autograder.options.GradingOptions`, which the
+``GradingSession`` carries to the plugin. Out: one ``Results`` per submission (to
+:mod:`autograder.records`, the console or an export).
 """

@@ -90,7 +90,7 @@ def _running() -> context.TestContext:
 
     The fixtures every test uses read it instead of asking for pytest's ``request``: each
     fixture that does builds a ``request`` fixture definition of its own, signature and all,
-    for every test (~1 % of a correct submission's grading, issue 16)."""
+    for every test (~1 % of a correct submission's grading time)."""
     ctx = context.current(required=False)
     if ctx is None or ctx.run.student is None:
         _no_submission()

@@ -5,7 +5,7 @@ plugin, conftest files, the cache provider and third-party autoloading off).
 :func:`autograder.run.grading.grade_folder` runs it with :func:`pytest.main` once per submission.
 
 A batch worker grades dozens of submissions with the same options, and configuring pytest and
-collecting the suites' ~100 tests cost ~50-70 ms each time (issue 16). With :func:`keep_warm`,
+collecting the suites' ~100 tests cost ~50-70 ms each time, per submission. With :func:`keep_warm`,
 the worker keeps one :class:`SuiteRunner` instead: ``pytest.main`` runs once, in a thread of its
 own, and its ``pytest_runtestloop`` (the hook pytest-xdist's workers implement the same way)
 takes one submission at a time from :meth:`SuiteRunner.grade`, runs every collected test on it

@@ -26,11 +26,20 @@ memory; see :func:`autograder.child.runner.cap_memory`), CPU seconds, file size,
 open files; plus the parent's wall-clock deadline on every request, its writes included (a
 child that stops reading is killed when the deadline passes).
 
-Three modules: :mod:`~autograder.sandbox.policy` (limits, environment, hidden paths, the
-launcher, the submission's files), :mod:`~autograder.sandbox.process` (the child process and
-its pipes) and :mod:`~autograder.sandbox.zygote_parent` (the fork server's parent side; its
-child side is :mod:`autograder.child.zygote_child`). Their public names are importable from
-here.
+Modules:
+
+- :mod:`~autograder.sandbox.policy`: limits, environment, hidden paths, the launcher, the
+  submission's files;
+- :mod:`~autograder.sandbox.process`: the child process and its pipes;
+- :mod:`~autograder.sandbox.zygote_parent`: the fork server's parent side (its child side is
+  :mod:`autograder.child.zygote_child`);
+- :mod:`~autograder.sandbox.remote`: :class:`~autograder.sandbox.remote.RemoteImpl`, the
+  ``student`` a test sees; :mod:`~autograder.sandbox.handles`: its handles to objects in the child;
+- :mod:`~autograder.sandbox.timeshare`: each exercise's share of the submission's time limit.
+
+In: a submission folder (from :mod:`autograder.intake`) and :class:`Limits`. Out: plain data and
+plain tensors decoded from the child, or a :class:`~autograder.sandbox.remote.SubmissionError`.
+The public names of ``policy`` and ``process`` are importable from here.
 """
 
 from __future__ import annotations

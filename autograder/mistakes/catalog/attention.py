@@ -88,7 +88,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 MUTANTS += [
     # Source: FrancescoSaverioZuppichini/ViT#2 and #6 (softmax(energy) * scaling instead of
     # softmax(energy * scaling)).

@@ -105,7 +105,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 _LAYERS = ("self.layers = nn.ModuleList(\n"
            "            DecoderLayer(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first)\n"
            "            for _ in range(num_layers)\n"

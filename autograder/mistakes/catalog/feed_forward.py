@@ -46,7 +46,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 MUTANTS += [
     # Source: nlpyang/hiersumm#28 (the feed-forward module adds its own residual, x + FFN(x), and the
     # layer adds another one).

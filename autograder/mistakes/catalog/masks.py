@@ -105,7 +105,7 @@ MUTANTS = [
         hint_ko="두 마스크를 AND 로 합쳤습니다. 둘 중 하나라도 가리면 가려져야 합니다 (OR)",
         replace=(("return a | k", "return a & k"),),
     ),
-    # Source: issue 14 (a real submission); Tensor.masked_fill is out of place and returns a new
+    # Source: a real student submission; Tensor.masked_fill is out of place and returns a new
     # tensor (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_fill.html), the
     # in-place one is masked_fill_. Calling it without using the result leaves the mask unapplied.
     Mutant(
@@ -120,7 +120,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 MUTANTS += [
     # Source: graykode/nlp-tutorial#22 ("Padding Should be Zero": code that assumes the pad id is 0).
     Mutant(

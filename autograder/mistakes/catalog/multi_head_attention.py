@@ -125,7 +125,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 MUTANTS += [
     # Source: Kyubyong/transformer#17 (the added output projection is a dense layer with
     # activation=tf.nn.relu; the paper's W_O is linear).

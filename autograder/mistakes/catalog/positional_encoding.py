@@ -70,7 +70,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 MUTANTS += [
     # Source: OpenNMT/OpenNMT-py#1845 (the TensorFlow tutorial's get_angles uses 2 * (i // 2); written
     # as i, every column gets its own exponent and each sin/cos pair is split across two frequencies).

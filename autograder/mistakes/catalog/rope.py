@@ -60,7 +60,7 @@ MUTANTS = [
     ),
 ]
 
-# Conventions found in public code (issue 14); each entry names its source.
+# Conventions found in public code; each entry names its source.
 MUTANTS += [
     # Source: huggingface/transformers convert_llama_weights_to_hf.py permutes q/k weights because Meta's
     # LLaMA code rotates interleaved pairs while the HF port rotates halves; both senses occur in ports.

@@ -77,7 +77,7 @@ MUTANTS = [
     ),
 ]
 
-# Mistakes reported in public code (issue 14); each entry names its source.
+# Mistakes reported in public code; each entry names its source.
 _SRC_PE = "self.pos_encoding(self.src_embed(src))"
 _TGT_PE = "self.pos_encoding(self.tgt_embed(tgt))"
 
