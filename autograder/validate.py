@@ -1,6 +1,6 @@
 """``tkit validate``: prove the suites right, the way CI does.
 
-Three kinds of check, each a full grading run through :func:`autograder.run.grading.run_suites`
+Three kinds of check, each a full grading run through :func:`autograder.run.grading.grade_folder`
 (so through the sandboxed child, exactly as a student's submission):
 
 * the reference solutions (``solutions/``) must score full marks on the selected exercises;

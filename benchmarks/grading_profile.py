@@ -12,7 +12,7 @@ inclusive seconds spent in a few entry points, per student and per test:
 - the reference and the expected values computed in the parent (test bodies less their
   round trips and mistake search);
 - resets between tests (``RemoteImpl.reset``), fixtures, child starts, mistake search
-  (``testing.identify``, ``diagnosis.name``: only failing tests pay it).
+  (``checks.expectations.identify``, ``diagnosis.name``: only failing tests pay it).
 
 Rows nest (a round trip is part of a test body): read them as "of which". cProfile slows
 Python-heavy rows (pytest's machinery most), so the un-profiled wall per student is printed too.

@@ -20,7 +20,7 @@ Markers:
     ``exercise(name)``  the exercise a test belongs to (usually a module-level ``pytestmark``);
     ``points(n)``       the points a test is worth;
     ``visibility(v)``   ``public`` or ``hidden``; by default the suite folder's name;
-    ``training``        the test trains a model (slow; ``run_suites(training=False)`` skips it).
+    ``training``        the test trains a model (slow; ``GradingOptions(training=False)`` leaves it out).
 
 Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
 ``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
