@@ -16,6 +16,7 @@ import sys
 import pytest
 import torch
 from click.testing import CliRunner
+from markupsafe import escape
 
 import cli
 from autograder import context, exercises
@@ -149,10 +150,12 @@ def _check(edition, folder, names, lang):
     env = {k: v for k, v in os.environ.items() if k not in ("TKIT_ROOT", "PYTHONPATH")}
     env.update(COLUMNS="200", TKIT_LANG=lang)
     out = folder.parent / f"{folder.name}-{lang}.json"
+    html = out.with_suffix(".html")
     run = subprocess.run([sys.executable, "cli.py", "check", *names, "--path", str(folder), "--json", str(out),
-                          "--lang", lang], cwd=edition, env=env, capture_output=True, text=True, timeout=600)
+                          "--html", str(html), "--lang", lang], cwd=edition, env=env, capture_output=True, text=True,
+                         timeout=600)
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
-    return json.loads(out.read_text(encoding="utf-8")), run.stdout
+    return json.loads(out.read_text(encoding="utf-8")), run.stdout, html.read_text(encoding="utf-8")
 
 
 def test_the_student_edition_names_formula_level_mistakes(tmp_path):
@@ -172,7 +175,7 @@ def test_the_student_edition_names_formula_level_mistakes(tmp_path):
         folder = tmp_path / f"submission{i}"
         _plant(folder, planted)
         lang = "ko" if i == 0 else "en"
-        results, stdout = _check(edition, folder, names, lang)
+        results, stdout, html = _check(edition, folder, names, lang)
         named = {t["extra_data"].get("mistake") for t in results["tests"] if t["status"] == "failed"}
         assert set(planted) <= named, (planted, named, stdout)
         for mistake_id in planted:
@@ -180,6 +183,7 @@ def test_the_student_edition_names_formula_level_mistakes(tmp_path):
                 hint = diagnosis.KNOWN[mistake_id].hint()
             outputs = [t["output"] for t in results["tests"] if t["extra_data"].get("mistake") == mistake_id]
             assert any(hint in output for output in outputs), (mistake_id, outputs[:1])
+            assert str(escape(hint)) in html   # the --html report names it too (it crashed in this edition)
         shown += [line for t in results["tests"] for line in t["output"].splitlines()
                   if " has wrong values at " in line or "곳에서 틀립니다" in line]
     # public messages show the expected value at the first mismatch (the formula is public)
