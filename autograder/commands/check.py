@@ -41,6 +41,8 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
 
     use_data_dir(data_dir)
     path = path or default_path(paths)
+    refuse_empty(path, submission)
+    click.echo(i18n._("Checking {path}").format(path=path))
     try:
         results = grading.grade_submission(path, options.replace(pictures=bool(html_path)))
     except submission.SubmissionFormatError as exc:
@@ -57,6 +59,19 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     if json_path:
         json_path.write_text(json.dumps(results.to_gradescope(), indent=2, ensure_ascii=False), encoding="utf-8")
     sys.exit(0 if all(t.passed for t in results.tests) else 1)
+
+
+def refuse_empty(path: Path, submission) -> None:
+    """One line (click.ClickException) for a folder that holds no exercise file at its top level
+    (``<exercise>.py`` or ``.ipynb``), instead of every test's "expected ... in the submission"."""
+    from autograder import exercises, i18n
+
+    if not path.is_dir():
+        return
+    names = {p.stem for p in submission.submission_files(path, (".py", ".ipynb"))}
+    if not names & set(exercises.NAMES):
+        raise click.ClickException(i18n._("{path} holds no exercise files (such as {example}.py or "
+                                          "{example}.ipynb)").format(path=path, example=exercises.NAMES[1]))
 
 
 def default_path(paths) -> Path:

@@ -129,3 +129,5 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         from autograder.commands.similarity import run_report
 
         run_report(all_todo, out_dir, names=names or None, workers=workers)
+    if todo and len(failures) == len(todo):
+        raise click.ClickException(f"none of the {len(todo)} submission(s) could be graded (see the errors above)")
