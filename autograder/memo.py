@@ -2,8 +2,8 @@
 
 A worker grades many submissions with the same run seed, so every test draws the same inputs
 for every student and the parent computes the same expected values again and again: the
-reference's output in :func:`autograder.checks.expectations.check`, the PyTorch oracles and the drawn state
-dicts of the suites' set-up helpers. This module computes each of them once per process.
+reference's output in :func:`autograder.checks.expectations.expect_reference`, the PyTorch
+oracles and the drawn state dicts of the suites' set-up helpers. This module computes each of them once per process.
 
 The key is the *content* of everything the computation can read, never a test's name: a
 :func:`fingerprint` of the function (its code, the values of its closure cells and defaults,
@@ -17,8 +17,8 @@ module attributes are treated as constants, as the suites use them.
 
 Two uses:
 
-- :func:`cached` ``(compute, *key)``: ``compute()`` once per key (:func:`autograder.checks.expectations.check`
-  passes the test's ``run`` and seed; ``compute`` runs the reference under that seed);
+- :func:`cached` ``(compute, *key)``: ``compute()`` once per key
+  (:func:`autograder.checks.expectations.expect_reference` passes the test's ``run`` and seed; ``compute`` runs the reference under that seed);
 - :func:`once`: a decorator for a set-up helper that is a function of its arguments and of the
   ``torch.Generator`` arguments it draws from (their state is part of the key; on a hit each is
   moved to the state the computation left it in). It runs with torch's global CPU generator

@@ -94,23 +94,25 @@ def test_name_picks_the_matching_variant_and_nothing_else():
     assert diagnosis.name(swapped, broken, atol=1e-5, rtol=0) is None
 
 
-def test_check_without_a_reference_falls_back_on_the_variants():
-    """``check`` with the default reference (the kit's ``variants`` module) still reads the
-    ``variants=`` argument when the catalog names nothing (a local import once shadowed it: every
-    unnamed mismatch became a grader error)."""
-    from autograder.mistakes import implementations as kit_variants
+def test_expect_reference_falls_back_on_the_known_mistakes():
+    """``expect_reference`` (the kit's reference from :mod:`autograder.mistakes.implementations`)
+    still reads its ``known_mistakes=`` argument when the catalog names nothing (a local import
+    once shadowed it: every unnamed mismatch became a grader error)."""
+    from autograder.mistakes import implementations
 
     assert context.current(required=False) is None   # outside a graded test: no catalog search, identify gives None
-    wrong = kit_variants.reference().positional_encoding.sinusoidal_table(6, 4) * 2
+    wrong = implementations.reference().positional_encoding.sinusoidal_table(6, 4) * 2
     known = mistaken.pe_table(6, 4)
     with pytest.raises(expectations.Mismatch) as caught:
-        expectations.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else wrong,
-                      "student", what="PE", variants=known)
+        expectations.expect_reference(
+            lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else wrong,
+            "student", what="PE", known_mistakes=known)
     assert caught.value.mistake is None     # wrong, but no known mistake: named nothing, raised no other error
     swapped = known["pe_sin_cos_swapped"]()
     with pytest.raises(expectations.Mismatch) as caught:
-        expectations.check(lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else swapped,
-                      "student", what="PE", variants=known)
+        expectations.expect_reference(
+            lambda impl: impl.positional_encoding.sinusoidal_table(6, 4) if impl != "student" else swapped,
+            "student", what="PE", known_mistakes=known)
     assert caught.value.mistake.id == "pe_sin_cos_swapped"
 
 

@@ -312,7 +312,7 @@ def test_variants_are_isolated_from_sys_modules():
 
 SUITE = '''
 import pytest, torch
-from autograder.checks.expectations import check
+from autograder.checks import expect_equal
 
 pytestmark = pytest.mark.exercise("masks")
 
@@ -321,7 +321,7 @@ pytestmark = pytest.mark.exercise("masks")
 def test_causal(student):
     """the causal mask of size 3"""
     expected = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)
-    check(lambda impl: impl.masks.make_causal_mask(3), student, expected=expected, what="make_causal_mask(3)")
+    expect_equal(lambda impl: impl.masks.make_causal_mask(3), student, expected, what="make_causal_mask(3)")
 
 
 @pytest.mark.points(1)
@@ -644,13 +644,13 @@ def bump():
 
 BUMP_TEST = '''
 import pytest
-from autograder.checks.expectations import check
+from autograder.checks import expect_equal
 
 @pytest.mark.exercise("masks")
 @pytest.mark.points(1)
 def test_bump(student):
     """the first call in this process"""
-    check(lambda impl: impl.masks.bump(), student, expected=1, what="bump()")
+    expect_equal(lambda impl: impl.masks.bump(), student, 1, what="bump()")
 '''
 
 

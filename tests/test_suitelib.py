@@ -1,12 +1,17 @@
-"""The suite-author API (autograder/suitelib, autograder.checks.expectations) against the reference solutions and PyTorch."""
+"""The suite-author API (autograder.checks) against the reference solutions and PyTorch."""
 
+import ast
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 from torch import nn
 
+import autograder.checks
 from autograder.checks import expectations
 from autograder.checks import formulas, inputs, oracles, weights
 from autograder.child import tasks
@@ -140,16 +145,21 @@ def test_kit_state_makes_the_reference_stack_give_pytorchs_numbers(ref, kind):
         weights.load(mine, {k: v for k, v in weights.kit_state(stack).items() if k != "norm.weight"}, "stack")
 
 
-def test_check_takes_expected_as_a_function_of_the_output():
-    """``expected=f``: the student's output must equal ``f(output)``; a mismatch is named
-    (here from ``variants``: no catalog search outside a grading run)."""
+def test_expect_consistent_compares_the_output_with_a_function_of_it():
+    """``expect_consistent(run, student, rule)``: the student's output must equal ``rule(output)``;
+    a mismatch is named (here from ``known_mistakes``: no catalog search outside a grading run).
+    ``expect_equal`` takes values only."""
     pair = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]))
-    assert expectations.check(lambda impl: impl, pair, lambda got: (got[0], got[0]), what="pair") is pair
+    assert expectations.expect_consistent(lambda impl: impl, pair, lambda got: (got[0], got[0]), what="pair") is pair
     bad = (torch.tensor([1.0, 2.0]), torch.tensor([2.0, 1.0]))
     with pytest.raises(expectations.Mismatch) as caught:
-        expectations.check(lambda impl: impl, bad, lambda got: (got[0], got[0]), what="pair",
-                      variants={"pe_sin_cos_swapped": lambda: bad, "pe_halves_concatenated": lambda: pair})
+        expectations.expect_consistent(lambda impl: impl, bad, lambda got: (got[0], got[0]), what="pair",
+                                       known_mistakes={"pe_sin_cos_swapped": lambda: bad,
+                                                       "pe_halves_concatenated": lambda: pair})
     assert caught.value.mistake.id == "pe_sin_cos_swapped"
+    assert expectations.expect_equal(lambda impl: impl, pair, pair, what="pair") is pair
+    with pytest.raises(TypeError, match="expect_consistent"):
+        expectations.expect_equal(lambda impl: impl, pair, lambda got: got, what="pair")
 
 
 def test_expect_property_and_expect_same_name_the_mistake_once():
@@ -164,5 +174,52 @@ def test_expect_property_and_expect_same_name_the_mistake_once():
         expectations.expect_property(lambda impl: impl, torch.ones(2), verify)
     assert caught.value.mistake is None
     with pytest.raises(KeyError):    # other errors pass through unchanged
-        with expectations.naming_mistakes(lambda impl: impl, 1, variants={"x": lambda: 1}):
+        with expectations.naming_mistakes(lambda impl: impl, 1, known_mistakes={"x": lambda: 1}):
             raise KeyError("x")
+
+
+SUITES = Path(autograder.checks.__file__).resolve().parents[1] / "suites"
+
+
+def test_the_package_exports_the_api_and_stays_cheap_to_import():
+    """Every name of ``autograder.checks.__all__`` resolves; the lazy ones are the names its
+    ``TYPE_CHECKING`` block imports (what release.py and readers see); importing the package
+    alone imports no torch."""
+    for name in autograder.checks.__all__:
+        assert getattr(autograder.checks, name) is not None
+    assert set(autograder.checks.__all__) == set(autograder.checks._LAZY) | {"_", "say"}
+    assert autograder.checks.expect_reference is expectations.expect_reference
+    assert autograder.checks.Mismatch is expectations.Mismatch
+    with pytest.raises(AttributeError):
+        autograder.checks.check
+    tree = ast.parse(Path(autograder.checks.__file__).read_text(encoding="utf-8"))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    assert {(node.module, a.name) for node in guarded.body for a in node.names} == \
+        {(module, name) for name, module in autograder.checks._LAZY.items()}
+    code = "import sys, autograder.checks; from autograder.checks import _, say; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("path", sorted(SUITES.glob("*/test_*.py")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_suites_import_the_kit_only_from_autograder_checks(path):
+    """One import root for suite authors: ``from autograder.checks import ...``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    roots = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    roots |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert {r for r in roots if r.split(".")[0] == "autograder"} <= {"autograder.checks"}
+
+
+def test_loaded_loads_converts_and_switches_to_eval(ref):
+    gen = torch.Generator().manual_seed(9)
+    state = weights.ffn_state(gen, 6, 10)
+    m = weights.loaded(ref.feed_forward.PositionwiseFeedForward(6, 10, dropout=0.5), state, "FFN", dtype=torch.float64)
+    assert not m.training and m.linear1.weight.dtype == torch.float64
+    assert torch.equal(m.linear1.weight, state["linear1.weight"].double())
+    strict = weights.loaded(ref.feed_forward.PositionwiseFeedForward(6, 10), state)
+    assert torch.equal(strict.linear2.bias, state["linear2.bias"]) and not strict.training
+    with pytest.raises(AssertionError, match="linear2.bias"):
+        weights.loaded(ref.feed_forward.PositionwiseFeedForward(6, 10), {k: v for k, v in state.items()
+                                                                        if k != "linear2.bias"}, "FFN")
+    with pytest.raises(RuntimeError, match="unexpected|Unexpected"):   # strict: a key the module lacks
+        weights.loaded(ref.feed_forward.PositionwiseFeedForward(6, 10), {**state, "extra": torch.zeros(1)})

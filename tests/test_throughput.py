@@ -173,7 +173,7 @@ def test_once_replays_the_generator_and_leaves_the_global_one_alone(fresh_memo):
     assert not torch.equal(other["w"], plain["w"]) and memo.stats()["misses"] == 2
 
 
-def test_check_never_reuses_an_expected_value_for_other_inputs(fresh_memo):
+def test_expect_reference_never_reuses_an_expected_value_for_other_inputs(fresh_memo):
     from autograder.checks import expectations
     from autograder.mistakes import implementations
 
@@ -184,7 +184,7 @@ def test_check_never_reuses_an_expected_value_for_other_inputs(fresh_memo):
         def run(impl, scores=scores):
             return impl.masks.masked_softmax(scores, None)
 
-        got = expectations.check(run, reference, what="masked_softmax")   # a stale value would fail here
+        got = expectations.expect_reference(run, reference, what="masked_softmax")   # a stale value would fail here
         assert torch.allclose(got, torch.softmax(scores, -1))
     assert memo.stats()["hits"] == 1 and memo.stats()["misses"] == 3
 

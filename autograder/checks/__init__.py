@@ -1,22 +1,33 @@
 """The suite-author API: what a grading suite (``autograder/suites/public|hidden/test_<name>.py``)
-uses besides its fixtures. One page; the details are in each function's docstring.
+imports besides pytest and torch, all of it from this one package. The guide is docs/SUITES.md;
+the details are in each function's docstring::
+
+    from autograder.checks import _, expect_equal, expect_raises, expect_reference, once, say
+    from autograder.checks import inputs, mistaken, oracles, weights
 
 Suite files are imported by path and must not import each other; what several suites need lives
 here, one module per concern. All of it is trusted parent-side code: it never imports a
 submission (the ``student`` fixture runs the student's code in a sandboxed child).
 
-**Checks** (:mod:`autograder.checks.expectations`): write the computation once as ``run(impl)``; a check runs
-it on the student, compares, and on a mismatch names the mistake (the catalog mutant whose ``run``
-reproduces the student's output, else one of the ``variants=`` built by :mod:`.mistaken`; the one
-place that does this is :func:`autograder.checks.expectations.naming_mistakes`).
+**Checks** (:mod:`.expectations`): write the computation once as ``run(impl)``; a check runs it on
+the student, compares, and on a mismatch names the mistake (the catalog mutant whose ``run``
+reproduces the student's output, else one of the ``known_mistakes=`` built by :mod:`.mistaken`).
+Each returns the student's output.
 
-- ``check(run, student, expected=None, *, what, atol, rtol, valid, variants)``: the output equals
-  ``expected``: a value, ``None`` (``run(reference)``, hidden tests only), or a function of the
-  student's output (``lambda got: (got[0], got[0])``: a property of its own output);
-- ``expect_same(run, student, *, what)``: ``run`` returns ``(before, after)`` that must agree;
+- ``expect_reference(run, student, *, what, atol, rtol, valid, known_mistakes)``: equal to
+  ``run(reference)`` (hidden tests only: the student edition has no reference);
+- ``expect_equal(run, student, expected, *, what, ...)``: equal to the value ``expected``;
+- ``expect_consistent(run, student, rule, *, what, ...)``: a property of the output, which must
+  equal ``rule(output)`` (``lambda got: (got[0], got[0][:, perm])``);
+- ``expect_same(run, student, *, what)``: ``run`` returns ``(before, after)``, which must agree;
 - ``expect_property(run, student, verify)``: ``verify(output)`` raises ``Mismatch`` itself;
 - ``expect_raises(call, "ValueError", *, what, names, values)``: a contract error;
-- ``compare(got, expected, *, what)`` and ``Mismatch``: a plain comparison, naming nothing.
+- ``compare(got, expected, *, what)`` and ``Mismatch``: a plain comparison, naming nothing;
+  ``naming_mistakes(run, got)``: the block's ``Mismatch`` names the mistake (a check of one's own).
+
+**Text and set-up**: ``say(en, ko)``, text written in both languages; ``_("...")``, text with a
+Korean entry in ``autograder/locale``; ``@once``, a set-up helper computed once per process for
+the same arguments and generator state (:func:`autograder.memo.once`).
 
 **Inputs** (:mod:`.inputs`, everything drawn from the test's ``rng``): sizes
 (``integer``, ``distinct``, ``distinct_dims``, ``layer_dims``), tensors and ids (``randn``,
@@ -27,8 +38,8 @@ from lengths, ``random_padding_mask``, ``random_mask``, ``causal_mask``, ``valid
 
 **Weights** (:mod:`.weights`, state dicts under the kit's names): drawn (``linear_state``,
 ``mha_state``, ``ffn_state``), read from a PyTorch oracle (``kit_state(module)``: an
-``nn.MultiheadAttention``, a Transformer layer or stack), loaded (``load(module, state, what)``,
-which fails clearly on misnamed attributes).
+``nn.MultiheadAttention``, a Transformer layer or stack), loaded (``loaded(module, state, what)``:
+the module with the state loaded, in eval mode; ``load`` fails clearly on misnamed attributes).
 
 **Oracles**: :mod:`.oracles`, PyTorch modules (``torch_mha(state, ...)``, ``mha_forward``,
 ``torch_layer``, ``torch_stack``, ``randomize_``) run through the slow path by ``run(module,
@@ -36,18 +47,53 @@ which fails clearly on misnamed attributes).
 softmax, attention, RoPE): the oracles of public tests, which may not use the reference solutions.
 
 **Naming mistakes in the student edition** (:mod:`.mistaken`): ``{mistake id: callable}``
-builders from the public formulas, passed as ``check(..., variants=...)``.
+builders from the public formulas, passed as ``expect_equal(..., known_mistakes=...)``.
 
 **Exercise-specific**: :mod:`.seq2seq` (greedy decoding: rigged generators, ``finish_at_eos``),
 :mod:`.training` and :mod:`.transformer_training` (the training checks), :mod:`.draws` (their
 secret-keyed per-run draws, not the test's ``rng``).
 
-Messages written here are bilingual through ``say(en, ko)`` (:func:`autograder.i18n.authored`) or
-``autograder.i18n._()``.
-The student edition ships the modules public suites import (``autograder/exports/release.py`` follows the
-imports), so a public suite imports neither the catalog nor the reference solutions.
+Importing this package is cheap (no torch): the checks and ``once`` are imported on first use.
+The student edition ships the modules public suites import (``autograder/exports/release.py``
+follows the imports, those under ``TYPE_CHECKING`` below included), so a public suite imports
+neither the catalog nor the reference solutions.
 """
 
 from __future__ import annotations
 
-from autograder.i18n import authored as say  # noqa: F401  (suites write ``say(en, ko)``)
+import importlib
+from typing import TYPE_CHECKING
+
+from autograder.i18n import _
+from autograder.i18n import authored as say
+
+__all__ = ["Mismatch", "_", "compare", "expect_consistent", "expect_equal", "expect_property", "expect_raises",
+           "expect_reference", "expect_same", "naming_mistakes", "once", "say"]
+
+# The names imported on first use (their modules import torch), and where each comes from.
+_EXPECTATIONS, _COMPARISON = "autograder.checks.expectations", "autograder.mistakes.comparison"
+_LAZY = {"expect_reference": _EXPECTATIONS, "expect_equal": _EXPECTATIONS, "expect_consistent": _EXPECTATIONS,
+         "expect_same": _EXPECTATIONS, "expect_property": _EXPECTATIONS, "expect_raises": _EXPECTATIONS,
+         "naming_mistakes": _EXPECTATIONS, "Mismatch": _COMPARISON, "compare": _COMPARISON,
+         "once": "autograder.memo"}
+
+if TYPE_CHECKING:  # what __getattr__ imports, for readers of imports (type checkers, release.py)
+    from autograder.checks.expectations import (expect_consistent, expect_equal, expect_property,
+                                                expect_raises, expect_reference, expect_same,
+                                                naming_mistakes)
+    from autograder.memo import once
+    from autograder.mistakes.comparison import Mismatch, compare
+
+
+def __getattr__(name: str):
+    """``expect_reference``, ``once``...: imported from their module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,20 +1,22 @@
-"""Helpers for writing the suites: compare a submission's outputs, name the mistake.
+"""The checks a suite runs: compare a submission's outputs, name the mistake.
 
-A test describes its computation once, as ``run(impl)``, and the helpers apply it
-to the student (:class:`autograder.sandbox.remote.RemoteImpl`, in the child), to the
-reference and to the mutants (:class:`autograder.mistakes.implementations.LocalImpl`, here)::
+A test describes its computation once, as ``run(impl)``, and a check applies it to the student
+(:class:`autograder.sandbox.remote.RemoteImpl`, in the child), to the reference and to the
+mutants (:class:`autograder.mistakes.implementations.LocalImpl`, here)::
 
     def run(impl):
         return impl.positional_encoding.sinusoidal_table(50, 16)
 
-    check(run, student, expected=formula_table(50, 16), what="sinusoidal_table(50, 16)")
+    expect_equal(run, student, formulas.sinusoidal_table(50, 16), what="sinusoidal_table(50, 16)")
 
-The checks are :func:`check`, :func:`expect_same`, :func:`expect_property` and
-:func:`expect_raises`; on a mismatch the first three name the mistake through
-:func:`naming_mistakes`. The comparison itself (:func:`compare`, :func:`distance`,
-:class:`Mismatch`) lives in :mod:`autograder.mistakes.comparison` and the running test (:func:`current`) in
-:mod:`autograder.context`; both are importable from here, the one module a suite imports for its
-checks. The whole suite-author API is one page: :mod:`autograder.checks`.
+What the output must equal, one function each: the reference's output (:func:`expect_reference`),
+a given value (:func:`expect_equal`), a value computed from the output itself
+(:func:`expect_consistent`; :func:`expect_same` and :func:`expect_property` for two outputs that
+agree and for a property checked by hand). On a mismatch they name the mistake through
+:func:`naming_mistakes`. :func:`expect_raises` checks a contract error. The comparison itself
+(:func:`compare`, :func:`distance`, :class:`Mismatch`) lives in :mod:`autograder.mistakes.comparison`
+and the running test (:func:`current`) in :mod:`autograder.context`. Suites import all of it from
+:mod:`autograder.checks`, the suite-author API (docs/SUITES.md).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from typing import Any, Callable, Iterator
 
 from autograder import exercises, memo
 from autograder.mistakes import diagnosis, hybrid, matching
-from autograder.mistakes import implementations as kit_variants  # not the ``variants`` argument of check()
+from autograder.mistakes import implementations
 from autograder.checks.contract_errors import message_problem
 from autograder.context import TestContext, current  # noqa: F401
 from autograder.i18n import _
-from autograder.mistakes.comparison import PLAIN_TENSOR_TYPES, Mismatch, compare, describe_type, distance  # noqa: F401
+from autograder.mistakes.diagnosis import KnownMistakes
+from autograder.mistakes.comparison import Mismatch, compare, distance
 from autograder.rng import cpu_seeded
 from autograder.sandbox.remote import SubmissionError
 
@@ -147,50 +150,105 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     return best
 
 
-def check(run: Callable, student, expected: Any = None, *, what: str, reference=None,
-          atol: float = 1e-5, rtol: float = 1e-4, valid=None, check_dtype: bool = True,
-          variants=None) -> Any:
-    """Run ``run(student)`` and compare it with ``expected``; returns the student's output.
+def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
+                     valid=None, known_mistakes: KnownMistakes | None = None) -> Any:
+    """The student's output equals the reference solutions' on the same inputs (hidden tests:
+    the student edition has no reference). Returns the student's output.
 
-    ``expected`` is a value (a tensor, a number, a tuple of them...), or None for
-    ``run(reference)`` (default: the reference solutions), or a function of the student's output
-    giving the value it must equal (a property of the student's own output, e.g.
-    ``lambda got: (got[0], got[0])`` for two outputs that must agree). On a mismatch the raised
-    :class:`Mismatch` names the mistake (:func:`naming_mistakes`; ``variants`` as there).
-    A public test's message shows the expected value at the first difference.
+    Args:
+        run: ``run(impl)``, the computation on one implementation (the student's handle, the
+            reference, a catalog mutant); it builds everything from ``impl`` and is
+            deterministic (inputs and weights made outside it, modules in eval mode). The
+            reference's output is computed once per process for the same inputs and seed
+            (:func:`seeded_run`, under the test's seed).
+        student: the ``student`` fixture.
+        what: the call as the student reads it in the message (``"Encoder(2, 8, ...)(x, mask)"``).
+        atol, rtol: a value passes within ``atol + rtol * |expected|``.
+        valid: bool tensor broadcastable to the output, True where values are compared (e.g.
+            :func:`autograder.checks.inputs.valid_positions`); a tuple of them for a tuple of outputs.
+        known_mistakes: ``{mistake id: callable}`` (:mod:`autograder.checks.mistaken`), named
+            when no catalog mutant explains the output.
+
+    Raises:
+        Mismatch: the output differs (type, shape, dtype, NaN/inf or values); its ``mistake`` is
+            the catalog mutant that reproduces the output, if one does (:func:`naming_mistakes`).
+        SubmissionError: the student's code failed (raised, timed out, returned something
+            that cannot come back from the sandbox).
     """
     got = run(student)
-    of_reference = hybrid.NOT_GIVEN  # the kit's reference output, for the mistake search
-    if expected is None:
-        kit_reference = reference is None
-        expected = seeded_run(run, kit_variants.reference() if kit_reference else reference)
-        if kit_reference:
-            of_reference = expected
-    elif callable(expected):
-        expected = expected(got)
-    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, variants=variants, expected=of_reference):
-        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid, check_dtype=check_dtype)
+    expected = seeded_run(run, implementations.reference())
+    return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid,
+                   known_mistakes=known_mistakes, reference_output=expected)
+
+
+def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str, atol: float = 1e-5,
+                 rtol: float = 1e-4, valid=None, known_mistakes: KnownMistakes | None = None) -> Any:
+    """The student's output equals ``expected``, a value the test computed (from
+    :mod:`autograder.checks.formulas`, a PyTorch oracle, or written out). Returns the output.
+
+    ``expected`` is a tensor (its dtype and shape are checked: a float32 ``[B, S, D]`` must come
+    back as float32 ``[B, S, D]``), a number, a string, None, or a tuple, list or dict of them
+    (compared item by item; ``valid`` as a tuple then goes item by item too). Public tests show
+    the expected value at the first difference (the formula is public); hidden ones never do.
+    Other arguments, and the errors raised, as in :func:`expect_reference`; ``known_mistakes``
+    is how a public test names mistakes in the student edition, which has no catalog.
+
+    Raises:
+        TypeError: ``expected`` is a function (a property of the output: :func:`expect_consistent`).
+    """
+    if callable(expected):
+        raise TypeError("expect_equal(): expected is a function; use expect_consistent for a property of the output")
+    got = run(student)
+    return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes)
+
+
+def expect_consistent(run: Callable[[Any], Any], student, rule: Callable[[Any], Any], *, what: str,
+                      atol: float = 1e-5, rtol: float = 1e-4, valid=None,
+                      known_mistakes: KnownMistakes | None = None) -> Any:
+    """A property of the student's own output holds: the output equals ``rule(output)``, a value
+    computed from it (``lambda got: (got[0], got[0][:, perm])``: the second of two outputs is
+    the first one permuted). Returns the output.
+
+    ``rule`` gets exactly what ``run(student)`` returned and returns something of the same
+    structure (tensors of the same shapes and dtypes). Other arguments, and the errors raised,
+    as in :func:`expect_reference`: a failed property still names the mistake whose ``run``
+    reproduces the output. See also :func:`expect_same` and :func:`expect_property`.
+    """
+    got = run(student)
+    return _expect(run, got, rule(got), what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes)
+
+
+def _expect(run: Callable, got: Any, expected: Any, *, what: str, atol: float, rtol: float, valid,
+            known_mistakes: KnownMistakes | None, reference_output: Any = hybrid.NOT_GIVEN) -> Any:
+    """The three checks' core: compare the student's ``got`` with ``expected`` (dtypes checked)
+    and name the mistake of a mismatch; returns ``got``. ``reference_output``: ``run`` on the
+    kit's reference under the test's seed, when the caller computed it (the mistake search
+    does not run it again)."""
+    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes,
+                         reference_output=reference_output):
+        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid)
     return got
 
 
 @contextlib.contextmanager
 def naming_mistakes(run: Callable, got: Any, *, atol: float = 1e-5, rtol: float = 1e-4, valid=None,
-                    variants=None, expected: Any = hybrid.NOT_GIVEN) -> Iterator[None]:
+                    known_mistakes: KnownMistakes | None = None,
+                    reference_output: Any = hybrid.NOT_GIVEN) -> Iterator[None]:
     """Give a :class:`Mismatch` raised in the block (that names no mistake yet) the mistake that
     explains ``got``, the student's output of ``run``: the catalog mutant whose ``run`` reproduces
-    it (:func:`identify`), else the :mod:`autograder.mistakes.diagnosis` mistake among ``variants``
-    (``{mistake id: callable giving that mistake's output}``, built from the public formulas by
-    :mod:`autograder.checks.mistaken`), which names mistakes in the student edition too.
-    ``expected``: the kit's reference output of ``run`` under the test's seed, when the caller
-    computed it (the composite search does not run it again).
+    it (:func:`identify`), else the :mod:`autograder.mistakes.diagnosis` mistake among
+    ``known_mistakes`` (``{mistake id: callable giving that mistake's output}``, built from the
+    public formulas by :mod:`autograder.checks.mistaken`), which names mistakes in the student
+    edition too. ``reference_output``: the kit's reference output of ``run`` under the test's
+    seed, when the caller computed it (the composite search does not run it again).
     The one place a check names mistakes; other exceptions pass through unchanged."""
     try:
         yield
     except Mismatch as exc:
         if exc.mistake is None:
-            exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid, expected=expected)
-        if exc.mistake is None and variants:
-            exc.mistake = diagnosis.name(got, variants, atol=atol, rtol=rtol, valid=valid)
+            exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid, expected=reference_output)
+        if exc.mistake is None and known_mistakes:
+            exc.mistake = diagnosis.name(got, known_mistakes, atol=atol, rtol=rtol, valid=valid)
         raise
 
 
@@ -198,7 +256,7 @@ def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], 
                     rtol: float = 1e-4, valid=None) -> Any:
     """A property of the submission's own outputs: ``verify(run(student))`` raises
     :class:`Mismatch` when the property fails (e.g. dropout that changes nothing in training
-    mode), and the mistake is then named as by :func:`check`. ``run`` must build everything it
+    mode), and the mistake is then named as by :func:`expect_reference`. ``run`` must build everything it
     uses (modules included) so that a mutant's run draws the same random numbers.
     Returns the outputs."""
     got = run(student)

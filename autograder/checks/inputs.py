@@ -133,7 +133,8 @@ def causal_mask(size: int) -> torch.Tensor:
 
 
 def valid_positions(padding: torch.Tensor) -> torch.Tensor:
-    """``Bool[B, S, 1]``: True at unpadded positions, for ``check(..., valid=...)``."""
+    """``Bool[B, S, 1]``: True at unpadded positions, for a check's ``valid=``
+    (:func:`autograder.checks.expectations.expect_reference`)."""
     return ~padding[:, :, None]
 
 # ----------------------------------------------------------------------------- batch order and memory layout

@@ -1,5 +1,6 @@
-"""Known mistakes written from the public formulas: the ``variants`` a public test hands to
-:func:`autograder.checks.expectations.check` so that self-check names the mistake (:mod:`autograder.mistakes.diagnosis`).
+"""Known mistakes written from the public formulas: the ``known_mistakes=`` a public test hands
+to its check (:func:`autograder.checks.expectations.expect_equal`) so that self-check names the
+mistake (:mod:`autograder.mistakes.diagnosis`).
 
 Each builder returns ``{mistake id: callable}``; the callable computes what a submission with
 that one mistake returns on the test's inputs, from the formulas of EXERCISES.md
@@ -18,18 +19,16 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks import formulas, oracles
-from autograder.mistakes.diagnosis import When
-
-Variants = dict[str, Callable[[], Any] | When]
+from autograder.mistakes.diagnosis import KnownMistakes, When
 
 
-def mapped(variants: Variants, then: Callable[[Any], Any]) -> Variants:
-    """``variants`` with ``then`` applied to each output (e.g. a table added to the test's input)."""
-    return {key: (lambda make=make: then(make())) for key, make in variants.items() if not isinstance(make, When)}
+def mapped(known: KnownMistakes, then: Callable[[Any], Any]) -> KnownMistakes:
+    """``known`` with ``then`` applied to each output (e.g. a table added to the test's input)."""
+    return {key: (lambda make=make: then(make())) for key, make in known.items() if not isinstance(make, When)}
 
 
-def joined(*parts: Variants) -> Variants:
-    """One variant per id found in every part, giving the tuple of the parts' outputs (for a
+def joined(*parts: KnownMistakes) -> KnownMistakes:
+    """One mistake per id found in every part, giving the tuple of the parts' outputs (for a
     test whose ``run`` returns several results)."""
     common = [key for key in parts[0] if all(key in part for part in parts[1:])]
     return {key: (lambda key=key: tuple(part[key]() for part in parts)) for key in common}
@@ -49,7 +48,7 @@ def _pe(max_len: int, d_model: int, *, pos_shift: float = 0.0, sin_exp=None, cos
     return torch.stack((sin, cos), dim=-1).reshape(max_len, d_model).float()
 
 
-def pe_table(max_len: int, d_model: int) -> Variants:
+def pe_table(max_len: int, d_model: int) -> KnownMistakes:
     """Mistakes of ``sinusoidal_table(max_len, d_model)`` (float32 ``[max_len, d_model]``)."""
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
     half = torch.arange(0, d_model // 2, dtype=torch.float64)
@@ -63,7 +62,7 @@ def pe_table(max_len: int, d_model: int) -> Variants:
     }
 
 
-def causal_mask(size: int) -> Variants:
+def causal_mask(size: int) -> KnownMistakes:
     """Mistakes of ``make_causal_mask(size)`` (``Bool[size, size]``)."""
     ones = torch.ones(size, size, dtype=torch.bool)
     return {
@@ -73,19 +72,19 @@ def causal_mask(size: int) -> Variants:
     }
 
 
-def padding_mask(token_ids: torch.Tensor, pad_id: int) -> Variants:
+def padding_mask(token_ids: torch.Tensor, pad_id: int) -> KnownMistakes:
     """Mistakes of ``make_padding_mask(token_ids, pad_id)``."""
     return {"mask_padding_inverted": lambda: token_ids != pad_id}
 
 
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> Variants:
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> KnownMistakes:
     """Mistakes of ``masked_softmax(scores, mask)`` over the last axis."""
-    variants: Variants = {"mask_softmax_wrong_axis": lambda: formulas.masked_softmax(scores, mask, dim=-2)}
+    known: KnownMistakes = {"mask_softmax_wrong_axis": lambda: formulas.masked_softmax(scores, mask, dim=-2)}
     if mask is not None:
-        variants["mask_softmax_polarity_inverted"] = lambda: formulas.masked_softmax(scores, ~mask)
-        variants["mask_zero_fill"] = lambda: torch.softmax(
+        known["mask_softmax_polarity_inverted"] = lambda: formulas.masked_softmax(scores, ~mask)
+        known["mask_zero_fill"] = lambda: torch.softmax(
             scores.double().masked_fill(torch.broadcast_to(mask, scores.shape), 0.0), dim=-1).to(scores.dtype)
-    return variants
+    return known
 
 
 def _attention(query, key, value, mask=None, *, scale=None, dim=-1, after=1.0, invert=False):
@@ -100,11 +99,11 @@ def _attention(query, key, value, mask=None, *, scale=None, dim=-1, after=1.0, i
     return (weights @ value.double()).to(query.dtype), weights.to(query.dtype)
 
 
-def attention(query, key, value, mask=None) -> Variants:
+def attention(query, key, value, mask=None) -> KnownMistakes:
     """Mistakes of ``scaled_dot_product_attention(query, key, value, mask)``, and of the masked
     softmax it calls."""
     d_k, s_k = query.shape[-1], key.shape[-2]
-    variants: Variants = {
+    known: KnownMistakes = {
         "attention_no_scaling": lambda: _attention(query, key, value, mask, scale=1.0),
         "attention_scaled_by_d_k": lambda: _attention(query, key, value, mask, scale=1 / d_k),
         "attention_scale_multiplied": lambda: _attention(query, key, value, mask, scale=math.sqrt(d_k)),
@@ -114,8 +113,8 @@ def attention(query, key, value, mask=None) -> Variants:
         "attention_scaled_by_key_length": lambda: _attention(query, key, value, mask, scale=1 / math.sqrt(s_k)),
     }
     if mask is not None:
-        variants["mask_softmax_polarity_inverted"] = lambda: _attention(query, key, value, mask, invert=True)
-    return variants
+        known["mask_softmax_polarity_inverted"] = lambda: _attention(query, key, value, mask, invert=True)
+    return known
 
 
 def _mha(state, num_heads, query, key, value, *, key_padding_mask=None, attn_mask=None, average=True,
@@ -153,7 +152,7 @@ def _mha(state, num_heads, query, key, value, *, key_padding_mask=None, attn_mas
     return output.to(query.dtype), weights.to(query.dtype)
 
 
-def mha(state, num_heads, query, key, value, **kwargs) -> Variants:
+def mha(state, num_heads, query, key, value, **kwargs) -> KnownMistakes:
     """Mistakes of ``MultiHeadAttention`` loaded with ``state`` (the kit's names ``q_proj`` ...):
     ``kwargs`` are ``key_padding_mask``, ``attn_mask`` and ``average`` (average_attn_weights)."""
     d_model = query.shape[-1]
@@ -161,7 +160,7 @@ def mha(state, num_heads, query, key, value, **kwargs) -> Variants:
     def run(**change):
         return lambda: _mha(state, num_heads, query, key, value, **kwargs, **change)
 
-    variants: Variants = {
+    known: KnownMistakes = {
         "mha_split_without_transpose": run(split_ok=False, merge_ok=False),
         "mha_split_only_without_transpose": run(split_ok=False),
         "mha_merge_without_transpose": run(merge_ok=False),
@@ -171,11 +170,11 @@ def mha(state, num_heads, query, key, value, **kwargs) -> Variants:
         "attention_no_scaling": run(scale=1.0),
     }
     if kwargs.get("average", True):
-        variants["mha_heads_summed"] = run(reduce="sum")
-    return variants
+        known["mha_heads_summed"] = run(reduce="sum")
+    return known
 
 
-def split_merge(x: torch.Tensor, num_heads: int, y: torch.Tensor) -> Variants:
+def split_merge(x: torch.Tensor, num_heads: int, y: torch.Tensor) -> KnownMistakes:
     """Mistakes of ``(split_heads(x, num_heads), merge_heads(y))`` (``x [B, S, D]``, ``y [B, H, S, d]``)."""
     batch, seq_len, width = x.shape
     good_split = x.reshape(batch, seq_len, num_heads, width // num_heads).transpose(1, 2)
@@ -189,7 +188,7 @@ def split_merge(x: torch.Tensor, num_heads: int, y: torch.Tensor) -> Variants:
     }
 
 
-def fused_projections(d_model: int) -> Variants:
+def fused_projections(d_model: int) -> KnownMistakes:
     """The fused-QKV convention, seen in ``(state_dict shapes, ...)`` of a ``MultiHeadAttention``:
     one ``[3 * d_model, d_model]`` weight (any name) and no ``q_proj``."""
     def fused(got):
@@ -200,7 +199,7 @@ def fused_projections(d_model: int) -> Variants:
     return {"mha_fused_qkv": When(fused)}
 
 
-def feed_forward(state, x) -> Variants:
+def feed_forward(state, x) -> KnownMistakes:
     """Mistakes of ``PositionwiseFeedForward`` loaded with ``state`` (``linear1``, ``linear2``), in eval mode."""
     def lin(h, name):
         return F.linear(h, state[f"{name}.weight"], state[f"{name}.bias"])
@@ -213,14 +212,14 @@ def feed_forward(state, x) -> Variants:
     }
 
 
-def ffn_shapes(d_model: int) -> Variants:
+def ffn_shapes(d_model: int) -> KnownMistakes:
     """Mistakes of ``PositionwiseFeedForward(d_model, d_ff)``'s ``{name: shape}`` state dict."""
     square = {"linear1.weight": [d_model, d_model], "linear1.bias": [d_model],
               "linear2.weight": [d_model, d_model], "linear2.bias": [d_model]}
     return {"ffn_ignores_d_ff": lambda: square}
 
 
-def embedding(weight: torch.Tensor, token_ids: torch.Tensor) -> Variants:
+def embedding(weight: torch.Tensor, token_ids: torch.Tensor) -> KnownMistakes:
     """Mistakes of ``TokenEmbedding`` whose table is ``weight`` (``[vocab_size, d_model]``)."""
     rows, d_model = weight[token_ids], weight.shape[-1]
     return {
@@ -230,7 +229,7 @@ def embedding(weight: torch.Tensor, token_ids: torch.Tensor) -> Variants:
     }
 
 
-def flipped_norm(kind: str, module, norm_first: bool, *args, **kwargs) -> Variants:
+def flipped_norm(kind: str, module, norm_first: bool, *args, **kwargs) -> KnownMistakes:
     """The Pre-LN/Post-LN mix-up of a PyTorch oracle (``nn.TransformerEncoderLayer``/``DecoderLayer``
     or a stack of them; or a function building it, such as :attr:`oracles.Case.module`, called only
     when the variant is): the same weights run with the other ``norm_first``, called with ``args``
@@ -260,7 +259,7 @@ def _rotate(x: torch.Tensor, *, halves: bool, clockwise: bool) -> torch.Tensor:
     return torch.stack((first, second), dim=-1).flatten(-2).to(x.dtype)
 
 
-def rope(x: torch.Tensor) -> Variants:
+def rope(x: torch.Tensor) -> KnownMistakes:
     """Conventions other than the contract's for ``apply_rope(x)`` (positions 0..S-1)."""
     return {
         "rope_rotate_half": lambda: _rotate(x, halves=True, clockwise=False),
@@ -269,7 +268,7 @@ def rope(x: torch.Tensor) -> Variants:
     }
 
 
-def rope_angles(head_dim: int, max_len: int) -> Variants:
+def rope_angles(head_dim: int, max_len: int) -> KnownMistakes:
     """Mistakes of ``rope_angles(head_dim, max_len)``."""
     def i_over_d():
         theta = torch.arange(max_len, dtype=torch.float64)[:, None] * 10000.0 ** (

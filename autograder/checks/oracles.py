@@ -53,8 +53,8 @@ def run(module: nn.Module, *args, **kwargs):
     Key-padding masks given by keyword are merged into their attention's mask first
     (:func:`merged_mask`), the sum ``F.multi_head_attention_forward`` forms itself, so the numbers
     are the same; what this skips is PyTorch's shape check of a key-padding mask
-    (``torch._check_with``), whose first call imports sympy: about 0.4 s of every grading
-    process's first submission (issue 16)."""
+    (``torch._check_with``), whose first call imports sympy: about 0.4 s added to every grading
+    process's first submission."""
     kwargs = _folded(module, args, kwargs)
     with torch.enable_grad():
         out = module(*args, **kwargs)

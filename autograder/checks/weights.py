@@ -2,7 +2,8 @@
 loaded into a module.
 
 A test loads the same state dict into the student's module, the reference and the mutants
-(:func:`load`), so outputs are comparable number for number. Names follow exercises/README.md
+(:func:`loaded`: the module loaded and in eval mode; :func:`load`), so outputs are comparable
+number for number. Names follow exercises/README.md
 (``q_proj.weight``, ``linear1.bias``, ``self_attn.q_proj.weight``, ``layers.0.norm1.weight``, ...).
 Drawn: :func:`linear_state`, :func:`mha_state`, :func:`ffn_state`; read from a PyTorch module
 (:mod:`autograder.checks.oracles`): :func:`kit_state`.
@@ -123,3 +124,35 @@ def load(module, state: dict[str, torch.Tensor], what: str) -> None:
         raise AssertionError(_("{what} has parameters or buffers the exercise does not name: {keys}; "
                                "use the attribute names of the exercise").format(
             what=what, keys=", ".join(sorted(missing)[:8])))
+
+
+def loaded(module, state: dict[str, torch.Tensor], what: str | None = None, *, dtype: torch.dtype | None = None):
+    """``module`` with ``state`` loaded, converted to ``dtype`` when given, in eval mode: the
+    module a test's ``run(impl)`` calls, built the same way for the student, the reference and
+    the mutants (``weights.loaded(impl.encoder.Encoder(2, 8, 2, 16), state, "Encoder")(x)``).
+
+    Args:
+        module: a kit module just built from ``impl`` (the student's module is a handle: every
+            call runs in the child).
+        state: ``{name: tensor}`` under the kit's names (drawn here or read from an oracle by
+            :func:`kit_state`); its values are copied into the module's parameters.
+        what: the module's name in the message; the state is then loaded by :func:`load` (a
+            parameter the state lacks fails clearly, a key the module lacks is ignored). None:
+            ``load_state_dict(state)``, strict (PyTorch's error names any key that differs).
+        dtype: the module's dtype after loading (``torch.float64``: the same values in float64).
+
+    Returns:
+        ``module``.
+
+    Raises:
+        AssertionError: (``what`` given) the module has parameters or buffers ``state`` lacks.
+        SubmissionError: the student's code failed, (``what`` None) on a key that differs too.
+    """
+    if what is None:
+        module.load_state_dict(state)
+    else:
+        load(module, state, what)
+    if dtype is not None:
+        module.to(dtype)
+    module.eval()
+    return module

@@ -5,7 +5,8 @@ solutions, so it exists only in the instructor kit. Many mistakes, though, can b
 down from the public formulas and PyTorch's own modules: a sinusoidal table with sin and cos
 swapped, attention without ``sqrt(d_k)``, a causal mask that also blocks the diagonal, heads
 cut without a transpose, an encoder layer that is Pre-LN when ``norm_first=False`` asks for
-Post-LN. A public test that knows them passes ``variants`` to :func:`autograder.checks.expectations.check`:
+Post-LN. A public test that knows them passes them to its check (``known_mistakes=`` of
+:func:`autograder.checks.expectations.expect_equal` and the others): :data:`KnownMistakes`,
 ``{mistake id: callable returning the output that mistake gives on the test's inputs}``
 (built by :mod:`autograder.checks.mistaken`). When the student's output fails the test,
 :func:`name` returns the :class:`Known` mistake whose output it matches most closely, in both
@@ -239,7 +240,11 @@ class When:
     test: Callable[[Any], bool]
 
 
-def name(got: Any, variants: Mapping[str, Callable[[], Any] | When], *, atol: float, rtol: float,
+# ``{mistake id: callable giving the output of that mistake on the test's inputs, or a When}``
+KnownMistakes = Mapping[str, Callable[[], Any] | When]
+
+
+def name(got: Any, variants: KnownMistakes, *, atol: float, rtol: float,
          valid=None) -> Known | None:
     """The known mistake whose output (``variants[id]()``) the student's ``got`` matches.
 

@@ -15,8 +15,9 @@ from autograder import exercises
 from autograder.i18n import _
 
 # Seconds one submission's child may take in all by default: the smallest round figure whose
-# shares still hold the training calls' own limits (suitelib.training: the Transformer's 180 s
-# within its 14 % share = 182 s; the AutoEncoder's 120 s within its 12 % = 156 s).
+# shares still hold the training calls' own limits (autograder.checks.transformer_training and
+# .training: the Transformer's 180 s within its 14 % share = 182 s; the AutoEncoder's 120 s within its
+# 12 % = 156 s).
 DEFAULT_TIME_LIMIT = 1300.0
 
 

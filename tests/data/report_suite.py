@@ -8,7 +8,7 @@ test, and a Korean test name.
 import pytest
 import torch
 
-from autograder.checks.expectations import check
+from autograder.checks import expect_equal
 from autograder.reports.pictures import formula_table
 
 pytestmark = [pytest.mark.exercise("positional_encoding"), pytest.mark.visibility("public")]
@@ -21,21 +21,21 @@ def test_table(student, attach):
     expected = formula_table(8, 8).float()
     got = student.positional_encoding.sinusoidal_table(8, 8)
     attach("pe_table", got=got, expected=expected)
-    check(lambda impl: impl.positional_encoding.sinusoidal_table(8, 8), student, expected=expected,
-          what="sinusoidal_table(8, 8)")
+    expect_equal(lambda impl: impl.positional_encoding.sinusoidal_table(8, 8), student, expected,
+                 what="sinusoidal_table(8, 8)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.visibility("hidden")
 def test_hidden_table(student):
     """a longer table matches the reference"""
-    check(lambda impl: impl.positional_encoding.sinusoidal_table(12, 6), student,
-          expected=formula_table(12, 6).float(), what="sinusoidal_table(12, 6)")
+    expect_equal(lambda impl: impl.positional_encoding.sinusoidal_table(12, 6), student,
+                 formula_table(12, 6).float(), what="sinusoidal_table(12, 6)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.exercise("masks")
 def test_causal(student):
     """the causal mask blocks the future"""
-    check(lambda impl: impl.masks.make_causal_mask(3), student,
-          expected=torch.ones(3, 3, dtype=torch.bool).triu(1), what="make_causal_mask(3)")
+    expect_equal(lambda impl: impl.masks.make_causal_mask(3), student,
+                 torch.ones(3, 3, dtype=torch.bool).triu(1), what="make_causal_mask(3)")

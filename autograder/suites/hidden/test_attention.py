@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, inputs
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_equal, expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("attention")
 
@@ -28,8 +28,8 @@ def test_random_4d_with_padding_and_fully_blocked_rows(student, rng):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
 
-    check(run, student, what=f"scaled_dot_product_attention(q[{batch}, {heads}, {q_len}, {d_k}], "
-                             f"k[..., {k_len}, {d_k}], v[..., {k_len}, {d_v}], mask)")
+    expect_reference(run, student, what=f"scaled_dot_product_attention(q[{batch}, {heads}, {q_len}, {d_k}], "
+                                        f"k[..., {k_len}, {d_k}], v[..., {k_len}, {d_v}], mask)")
 
 
 @pytest.mark.points(1)
@@ -46,8 +46,9 @@ def test_float64_with_a_2d_causal_mask(student, rng):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
 
-    check(run, student, what=f"scaled_dot_product_attention(float64 q[{batch}, {q_len}, {d_k}], "
-                             f"k[.., {k_len}, ..], v, causal-style mask[{q_len}, {k_len}])", atol=1e-10, rtol=1e-8)
+    expect_reference(run, student, what=f"scaled_dot_product_attention(float64 q[{batch}, {q_len}, {d_k}], "
+                                        f"k[.., {k_len}, ..], v, causal-style mask[{q_len}, {k_len}])",
+                     atol=1e-10, rtol=1e-8)
 
 
 @pytest.mark.points(0.5)
@@ -62,8 +63,8 @@ def test_one_query_one_key(student, rng):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v)
 
-    check(run, student, formulas.attention(q, k, v), what=f"scaled_dot_product_attention(q[1, 1, {d_k}], "
-                                                          f"k[1, 1, {d_k}], v[1, 1, {d_v}])")
+    expect_equal(run, student, formulas.attention(q, k, v), what=f"scaled_dot_product_attention(q[1, 1, {d_k}], "
+                                                                 f"k[1, 1, {d_k}], v[1, 1, {d_v}])")
 
 
 @pytest.mark.points(0.5)
@@ -79,7 +80,7 @@ def test_non_contiguous_inputs(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, impl.attention.scaled_dot_product_attention, q, k, v, mask=mask)
 
-    check(run, student, what="scaled_dot_product_attention on non-contiguous q, k, v")
+    expect_reference(run, student, what="scaled_dot_product_attention on non-contiguous q, k, v")
 
 
 @pytest.mark.points(0.5)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import training
-from autograder.checks.expectations import Mismatch, check
+from autograder.checks import Mismatch, expect_equal
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -30,8 +30,8 @@ def test_latent_dim_respected(student, rng):
         z = m.encode(images)
         return tuple(z.shape), tuple(m.decode(z).shape)
 
-    check(run, student, ((batch, latent_dim), (batch, 1, 28, 28)),
-          what=f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)")
+    expect_equal(run, student, ((batch, latent_dim), (batch, 1, 28, 28)),
+                 what=f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)")
 
 
 @pytest.mark.training

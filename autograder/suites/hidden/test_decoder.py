@@ -4,15 +4,13 @@ with the reference solution (weights drawn from the test's seed and loaded into 
 import pytest
 import torch
 
-from autograder import memo
 from autograder.checks import inputs, oracles, weights
-from autograder.checks.expectations import check
-from autograder.i18n import _
+from autograder.checks import _, expect_reference, once
 
 pytestmark = pytest.mark.exercise("decoder")
 
 
-@memo.once  # the same draws for every student of a run: built once per process
+@once  # the same draws for every student of a run: built once per process
 def _setup(rng, norm_first, batch=None, tgt_len=None):
     dims = inputs.layer_dims(rng)
     b, t, s = batch or dims["B"], tgt_len or dims["T"], dims["S"]
@@ -30,10 +28,8 @@ def _setup(rng, norm_first, batch=None, tgt_len=None):
 
 def _run(dims, d, state, x, memory, masks, norm_first, dtype=torch.float32):
     def run(impl):
-        m = impl.decoder.Decoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first)
-        weights.load(m, state, "Decoder")
-        m.to(dtype)
-        m.eval()
+        m = weights.loaded(impl.decoder.Decoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first),
+                           state, "Decoder", dtype=dtype)
         return m(x.to(dtype), memory.to(dtype), **masks)
     return run
 
@@ -44,10 +40,10 @@ def test_random_dimensions(student, rng, norm_first):
     """Decoder matches the reference on random distinct B, T, S, heads, head_dim, d_ff
     ko: 서로 다른 무작위 B, T, S, 헤드 수, head_dim, d_ff에서 Decoder가 참조 구현과 같습니다"""
     dims, d, state, x, memory, masks = _setup(rng, norm_first)
-    check(_run(dims, d, state, x, memory, masks, norm_first), student,
-          what=f"Decoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], "
-               f"memory[{list(memory.shape)}], masks)",
-          valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
+    expect_reference(_run(dims, d, state, x, memory, masks, norm_first), student,
+                     what=f"Decoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], "
+                          f"memory[{list(memory.shape)}], masks)",
+                     valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
 
 
 @pytest.mark.points(0.5)
@@ -55,7 +51,8 @@ def test_batch_one_length_one(student, rng):
     """Decoder works on one target of one token
     ko: 길이 1인 타깃 하나에서도 Decoder가 동작합니다"""
     dims, d, state, x, memory, masks = _setup(rng, True, batch=1, tgt_len=1)
-    check(_run(dims, d, state, x, memory, masks, True), student, what="Decoder(...)(x[1, 1, d], memory, masks)")
+    expect_reference(_run(dims, d, state, x, memory, masks, True), student,
+                     what="Decoder(...)(x[1, 1, d], memory, masks)")
 
 
 @pytest.mark.points(0.5)
@@ -64,7 +61,7 @@ def test_float64_fully_padded_memory(student, rng):
     ko: float64 Decoder가 참조 구현과 같고, 전부 패딩인 소스가 있어도 NaN이 없습니다"""
     dims, d, state, x, memory, masks = _setup(rng, False)
     masks["memory_key_padding_mask"][0] = True
-    got = check(_run(dims, d, state, x, memory, masks, False, torch.float64), student,
-                what="Decoder(...).double()(x, memory, masks with a fully padded source)",
-                atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
+    got = expect_reference(_run(dims, d, state, x, memory, masks, False, torch.float64), student,
+                           what="Decoder(...).double()(x, memory, masks with a fully padded source)",
+                           atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf for the fully padded source")

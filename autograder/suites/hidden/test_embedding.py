@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("embedding")
 
@@ -26,8 +26,8 @@ def test_random_sizes_float32_and_float64(student, rng):
         out32 = m(ids)
         return out32, m.double()(ids)
 
-    check(run, student, what=f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) in float32, "
-                             f"then after .double()")
+    expect_reference(run, student, what=f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) in float32, "
+                                        f"then after .double()")
 
 
 @pytest.mark.points(0.5)
@@ -47,7 +47,7 @@ def test_one_token_and_negative_padding_idx(student, rng):
         m.load_state_dict({"embedding.weight": weight})
         return m(one), m(last)
 
-    check(run, student, what=f"TokenEmbedding({vocab}, {d_model}, padding_idx=-1) on one token")
+    expect_reference(run, student, what=f"TokenEmbedding({vocab}, {d_model}, padding_idx=-1) on one token")
 
 
 @pytest.mark.points(0.5)

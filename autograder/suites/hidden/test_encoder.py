@@ -4,15 +4,13 @@ with the reference solution (weights drawn from the test's seed and loaded into 
 import pytest
 import torch
 
-from autograder import memo
 from autograder.checks import inputs, oracles, weights
-from autograder.checks.expectations import check
-from autograder.i18n import _
+from autograder.checks import _, expect_reference, once
 
 pytestmark = pytest.mark.exercise("encoder")
 
 
-@memo.once  # the same draws for every student of a run: built once per process
+@once  # the same draws for every student of a run: built once per process
 def _setup(rng, norm_first, batch=None, length=None):
     dims = inputs.layer_dims(rng)
     b = batch or dims["B"]
@@ -27,10 +25,8 @@ def _setup(rng, norm_first, batch=None, length=None):
 
 def _run(dims, d, state, x, kpm, norm_first, dtype=torch.float32):
     def run(impl):
-        m = impl.encoder.Encoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first)
-        weights.load(m, state, "Encoder")
-        m.to(dtype)
-        m.eval()
+        m = weights.loaded(impl.encoder.Encoder(2, d, dims["H"], dims["ff"], dropout=0.1, norm_first=norm_first),
+                           state, "Encoder", dtype=dtype)
         return m(x.to(dtype), key_padding_mask=kpm)
     return run
 
@@ -41,9 +37,10 @@ def test_random_dimensions(student, rng, norm_first):
     """Encoder matches the reference on random distinct B, S, heads, head_dim, d_ff
     ko: 서로 다른 무작위 B, S, 헤드 수, head_dim, d_ff에서 Encoder가 참조 구현과 같습니다"""
     dims, d, state, x, kpm = _setup(rng, norm_first)
-    check(_run(dims, d, state, x, kpm, norm_first), student,
-          what=f"Encoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})(x[{list(x.shape)}], mask)",
-          valid=inputs.valid_positions(kpm))
+    expect_reference(_run(dims, d, state, x, kpm, norm_first), student,
+                     what=f"Encoder(2, {d}, {dims['H']}, {dims['ff']}, norm_first={norm_first})"
+                          f"(x[{list(x.shape)}], mask)",
+                     valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(0.5)
@@ -51,7 +48,7 @@ def test_batch_one_length_one(student, rng):
     """Encoder works on one sequence of one token
     ko: 길이 1인 시퀀스 하나에서도 Encoder가 동작합니다"""
     dims, d, state, x, kpm = _setup(rng, True, batch=1, length=1)
-    check(_run(dims, d, state, x, kpm, True), student, what="Encoder(...)(x[1, 1, d])")
+    expect_reference(_run(dims, d, state, x, kpm, True), student, what="Encoder(...)(x[1, 1, d])")
 
 
 @pytest.mark.points(0.5)
@@ -59,8 +56,8 @@ def test_float64(student, rng):
     """Encoder in float64 returns float64 with the reference's values
     ko: float64 Encoder가 float64로 참조 구현과 같은 값을 냅니다"""
     dims, d, state, x, kpm = _setup(rng, False)
-    check(_run(dims, d, state, x, kpm, False, torch.float64), student, what="Encoder(...).double()(x.double())",
-          atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(kpm))
+    expect_reference(_run(dims, d, state, x, kpm, False, torch.float64), student,
+                     what="Encoder(...).double()(x.double())", atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(0.5)
@@ -69,6 +66,6 @@ def test_fully_padded_sequence(student, rng):
     ko: 전부 패딩인 시퀀스가 있어도 다른 시퀀스는 그대로이고 NaN이 나오지 않습니다"""
     dims, d, state, x, kpm = _setup(rng, False)
     kpm[-1] = True
-    got = check(_run(dims, d, state, x, kpm, False), student, what="Encoder(...)(x, mask with a fully padded row)",
-                valid=inputs.valid_positions(kpm))
+    got = expect_reference(_run(dims, d, state, x, kpm, False), student,
+                           what="Encoder(...)(x, mask with a fully padded row)", valid=inputs.valid_positions(kpm))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf in the fully padded sequence")

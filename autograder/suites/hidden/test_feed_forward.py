@@ -1,20 +1,16 @@
 """Hidden tests of exercise 6, ``feed_forward.py``: random sizes, float64, edge cases, the reference."""
 
 import pytest
+import torch
 
 from autograder.checks import inputs, weights
-from autograder.checks.expectations import check
+from autograder.checks import expect_reference
 
 pytestmark = pytest.mark.exercise("feed_forward")
 
 
-def _module(impl, d_model, d_ff, state, double=False):
-    m = impl.feed_forward.PositionwiseFeedForward(d_model, d_ff)
-    if double:
-        m.double()
-    m.load_state_dict(state)
-    m.eval()
-    return m
+def _module(impl, d_model, d_ff, state, dtype=None):
+    return weights.loaded(impl.feed_forward.PositionwiseFeedForward(d_model, d_ff), state, dtype=dtype)
 
 
 @pytest.mark.points(1)
@@ -25,14 +21,13 @@ def test_random_sizes_leading_dims_and_float64(student, rng):
     """
     batch, length, d_model, d_ff, extra = inputs.distinct(rng, 5, 2, 16)
     state = weights.ffn_state(rng, d_model, d_ff)
-    state64 = {k: v.double() for k, v in state.items()}
     x = inputs.randn(rng, extra, batch, length, d_model)
 
     def run(impl):
-        return _module(impl, d_model, d_ff, state)(x), _module(impl, d_model, d_ff, state64, double=True)(x.double())
+        return _module(impl, d_model, d_ff, state)(x), _module(impl, d_model, d_ff, state, torch.float64)(x.double())
 
-    check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on x[{extra}, {batch}, {length}, "
-                             f"{d_model}], float32 and float64")
+    expect_reference(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on x[{extra}, {batch}, {length}, "
+                                        f"{d_model}], float32 and float64")
 
 
 @pytest.mark.points(0.5)
@@ -48,7 +43,7 @@ def test_one_token(student, rng):
     def run(impl):
         return _module(impl, d_model, d_ff, state)(x)
 
-    check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff})(x[1, 1, {d_model}])")
+    expect_reference(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff})(x[1, 1, {d_model}])")
 
 
 @pytest.mark.points(0.5)
@@ -64,4 +59,4 @@ def test_non_contiguous_input(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, _module(impl, d_model, d_ff, state), x)
 
-    check(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on a non-contiguous x")
+    expect_reference(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on a non-contiguous x")

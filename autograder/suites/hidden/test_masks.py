@@ -3,7 +3,7 @@
 import pytest
 
 from autograder.checks import inputs
-from autograder.checks.expectations import check
+from autograder.checks import expect_reference
 
 pytestmark = pytest.mark.exercise("masks")
 
@@ -24,7 +24,8 @@ def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
         softmax = impl.masks.masked_softmax
         return softmax(scores, mask), softmax(scores64, mask)
 
-    check(run, student, what=f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) in float32 and float64")
+    expect_reference(run, student,
+                     what=f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) in float32 and float64")
 
 
 @pytest.mark.points(0.5)
@@ -40,7 +41,7 @@ def test_masked_softmax_other_dim(student, rng):
     def run(impl):
         return impl.masks.masked_softmax(scores, mask, dim=0)
 
-    check(run, student, what=f"masked_softmax(scores[{a}, {b}, {c}], mask[{a}, 1, {c}], dim=0)")
+    expect_reference(run, student, what=f"masked_softmax(scores[{a}, {b}, {c}], mask[{a}, 1, {c}], dim=0)")
 
 
 @pytest.mark.points(0.5)
@@ -60,9 +61,11 @@ def test_combine_masks_random_shapes(student, rng):
     def both(impl):
         return impl.masks.combine_masks(attn, kpm)
 
-    check(singles, student, what=f"combine_masks with one of attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, "
-                                 f"{k_len}]")
-    check(both, student, what=f"combine_masks(attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, {k_len}])")
+    expect_reference(singles, student,
+                     what=f"combine_masks with one of attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, "
+                          f"{k_len}]")
+    expect_reference(both, student,
+                     what=f"combine_masks(attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, {k_len}])")
 
 
 @pytest.mark.points(0.5)
@@ -81,8 +84,8 @@ def test_padding_and_causal_random_sizes(student, rng):
         return (masks.make_padding_mask(ids, pad_id=pad_id), masks.make_causal_mask(size),
                 masks.make_causal_mask(1), masks.make_causal_mask(0))
 
-    check(run, student, what=f"make_padding_mask(ids[{batch}, {length}], pad_id={pad_id}), "
-                             f"make_causal_mask({size}), make_causal_mask(1), make_causal_mask(0)")
+    expect_reference(run, student, what=f"make_padding_mask(ids[{batch}, {length}], pad_id={pad_id}), "
+                                        f"make_causal_mask({size}), make_causal_mask(1), make_causal_mask(0)")
 
 
 @pytest.mark.points(0.5)
@@ -98,4 +101,4 @@ def test_masked_softmax_non_contiguous_scores(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, impl.masks.masked_softmax, scores, mask)
 
-    check(run, student, what=f"masked_softmax(non-contiguous scores[{batch}, {q_len}, {k_len}], mask)")
+    expect_reference(run, student, what=f"masked_softmax(non-contiguous scores[{batch}, {q_len}, {k_len}], mask)")

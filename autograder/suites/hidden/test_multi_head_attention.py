@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, weights
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -15,13 +15,8 @@ def _sizes(rng, count=3):
     return heads, head_dim, rest
 
 
-def _module(impl, d_model, heads, state, *, bias=True, double=False):
-    m = impl.multi_head_attention.MultiHeadAttention(d_model, heads, bias=bias)
-    if double:
-        m.double()
-    m.load_state_dict(state)
-    m.eval()
-    return m
+def _module(impl, d_model, heads, state, *, bias=True, dtype=None):
+    return weights.loaded(impl.multi_head_attention.MultiHeadAttention(d_model, heads, bias=bias), state, dtype=dtype)
 
 
 @pytest.mark.points(2)
@@ -41,8 +36,8 @@ def test_random_cross_attention_with_a_fully_padded_row(student, rng):
         return m(x, memory, memory, key_padding_mask=kpm), m(x, memory, memory, key_padding_mask=kpm,
                                                              average_attn_weights=False)[1]
 
-    check(run, student, what=f"MultiHeadAttention({d_model}, {heads})(x[{batch}, {q_len}, {d_model}], "
-                             f"memory[{batch}, {k_len}, {d_model}], ..., key_padding_mask)")
+    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads})(x[{batch}, {q_len}, {d_model}], "
+                                        f"memory[{batch}, {k_len}, {d_model}], ..., key_padding_mask)")
 
 
 @pytest.mark.points(0.5)
@@ -58,10 +53,10 @@ def test_float64(student, rng):
     causal = torch.ones(length, length, dtype=torch.bool).triu(1)
 
     def run(impl):
-        return _module(impl, d_model, heads, state, double=True)(x, x, x, attn_mask=causal)
+        return _module(impl, d_model, heads, state, dtype=torch.float64)(x, x, x, attn_mask=causal)
 
-    check(run, student, what=f"MultiHeadAttention({d_model}, {heads}).double()(x float64, causal attn_mask)",
-          atol=1e-10, rtol=1e-8)
+    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads}).double()(x float64, causal attn_mask)",
+                     atol=1e-10, rtol=1e-8)
 
 
 @pytest.mark.points(0.5)
@@ -78,7 +73,7 @@ def test_one_token(student, rng):
     def run(impl):
         return _module(impl, d_model, heads, state)(x, x, x)
 
-    check(run, student, what=f"MultiHeadAttention({d_model}, {heads})(x[1, 1, {d_model}], x, x)")
+    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads})(x[1, 1, {d_model}], x, x)")
 
 
 @pytest.mark.points(0.5)
@@ -95,7 +90,7 @@ def test_without_bias(student, rng):
     def run(impl):
         return _module(impl, d_model, heads, state, bias=False)(x, x, x)
 
-    check(run, student, what=f"MultiHeadAttention({d_model}, {heads}, bias=False)(x, x, x)")
+    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads}, bias=False)(x, x, x)")
 
 
 @pytest.mark.points(0.5)
@@ -112,7 +107,7 @@ def test_non_contiguous_inputs(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, _module(impl, d_model, heads, state), x, memory, memory)
 
-    check(run, student, what=f"MultiHeadAttention({d_model}, {heads}) on non-contiguous inputs")
+    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads}) on non-contiguous inputs")
 
 
 @pytest.mark.points(0.5)
@@ -132,8 +127,8 @@ def test_both_masks_and_no_weights(student, rng):
         return _module(impl, d_model, heads, state)(x, x, x, key_padding_mask=kpm, attn_mask=causal,
                                                     need_weights=False)
 
-    check(run, student, what=f"MultiHeadAttention({d_model}, {heads})(x, x, x, key_padding_mask, attn_mask, "
-                             f"need_weights=False)")
+    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads})(x, x, x, key_padding_mask, attn_mask, "
+                                        f"need_weights=False)")
 
 
 @pytest.mark.points(0.5)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("positional_encoding")
 
@@ -24,8 +24,8 @@ def test_random_tables_and_the_default_length(student, rng):
     def long(impl):
         return impl.positional_encoding.sinusoidal_table(5000, d_long)
 
-    check(short, student, what=f"sinusoidal_table({max_len}, {d_short})", atol=2e-5, rtol=0)
-    check(long, student, what=f"sinusoidal_table(5000, {d_long})", atol=5e-4, rtol=0)
+    expect_reference(short, student, what=f"sinusoidal_table({max_len}, {d_short})", atol=2e-5, rtol=0)
+    expect_reference(long, student, what=f"sinusoidal_table(5000, {d_long})", atol=5e-4, rtol=0)
 
 
 @pytest.mark.points(1)
@@ -43,8 +43,8 @@ def test_forward_random_shapes_full_length_one_token_float64(student, rng):
         m = impl.positional_encoding.PositionalEncoding(d_model, max_len=max_len)
         return m(full), m(one)
 
-    check(run, student, what=f"PositionalEncoding({d_model}, max_len={max_len}) on x[{batch}, {max_len}, "
-                             f"{d_model}] and a float64 x[1, 1, {d_model}]", atol=2e-5)
+    expect_reference(run, student, what=f"PositionalEncoding({d_model}, max_len={max_len}) on x[{batch}, {max_len}, "
+                                        f"{d_model}] and a float64 x[1, 1, {d_model}]", atol=2e-5)
 
 
 @pytest.mark.points(0.5)
@@ -60,7 +60,7 @@ def test_forward_non_contiguous_input(student, rng):
         m = impl.positional_encoding.PositionalEncoding(d_model, max_len=length + 3)
         return inputs.noncontiguous(impl, m, x)
 
-    check(run, student, what=f"PositionalEncoding({d_model}, {length + 3}) on a non-contiguous x", atol=2e-5)
+    expect_reference(run, student, what=f"PositionalEncoding({d_model}, {length + 3}) on a non-contiguous x", atol=2e-5)
 
 
 @pytest.mark.points(0.5)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs
-from autograder.checks.expectations import check
+from autograder.checks import expect_reference
 
 pytestmark = pytest.mark.exercise("rope")
 
@@ -23,8 +23,9 @@ def test_random_shapes_with_positions(student, rng):
     def run(impl):
         return impl.rope.apply_rope(x, positions)
 
-    check(run, student, what=f"apply_rope(x[{batch}, {heads}, {length}, {head_dim}], positions={positions.tolist()})",
-          atol=1e-5)
+    expect_reference(run, student,
+                     what=f"apply_rope(x[{batch}, {heads}, {length}, {head_dim}], positions={positions.tolist()})",
+                     atol=1e-5)
 
 
 @pytest.mark.points(1)
@@ -40,7 +41,8 @@ def test_float64_and_non_contiguous(student, rng):
     def run(impl):
         return impl.rope.apply_rope(x.double()), inputs.noncontiguous(impl, impl.rope.apply_rope, x)
 
-    check(run, student, what=f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]")
+    expect_reference(run, student,
+                     what=f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]")
 
 
 @pytest.mark.points(0.5)
@@ -56,4 +58,4 @@ def test_one_position_and_random_angles(student, rng):
     def run(impl):
         return impl.rope.apply_rope(x), impl.rope.rope_angles(head_dim, max_len)
 
-    check(run, student, what=f"apply_rope(x[1, 1, 1, {head_dim}]) and rope_angles({head_dim}, {max_len})")
+    expect_reference(run, student, what=f"apply_rope(x[1, 1, 1, {head_dim}]) and rope_angles({head_dim}, {max_len})")

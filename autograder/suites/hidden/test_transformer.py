@@ -6,16 +6,15 @@ loaded into both). The training test is test_transformer__training.py."""
 import pytest
 import torch
 
-from autograder import memo
 from autograder.checks import inputs, oracles, seq2seq, weights
-from autograder.checks.expectations import check
+from autograder.checks import expect_reference, once
 
 pytestmark = pytest.mark.exercise("transformer")
 
 PAD, BOS = 0, 1
 
 
-@memo.once  # the same draws for every student of a run: built once per process
+@once  # the same draws for every student of a run: built once per process
 def _setup(reference, rng):
     dims = inputs.distinct_dims(rng, {"B": (2, 4), "S": (5, 9), "T": (3, 8), "H": (2, 3), "hd": (2, 6),
                                       "ff": (10, 20), "V": (11, 17), "W": (18, 23)})
@@ -32,10 +31,7 @@ def _setup(reference, rng):
 
 
 def _loaded(impl, hyper, state):
-    m = impl.transformer.Transformer(**hyper)
-    weights.load(m, state, "Transformer")
-    m.eval()
-    return m
+    return weights.loaded(impl.transformer.Transformer(**hyper), state, "Transformer")
 
 
 @pytest.mark.points(1)
@@ -58,11 +54,11 @@ def test_random_dimensions(student, reference, rng):
         return memory, m.decode(tgt, memory, src), m(src, tgt)
 
     src_valid, tgt_valid = inputs.valid_positions(src == PAD), inputs.valid_positions(tgt == PAD)
-    check(run, student, what=f"Transformer({hyper}) (encode, decode, forward)", atol=2e-5,
-          valid=(src_valid, tgt_valid, tgt_valid))
+    expect_reference(run, student, what=f"Transformer({hyper}) (encode, decode, forward)", atol=2e-5,
+                     valid=(src_valid, tgt_valid, tgt_valid))
 
 
-@memo.once
+@once
 def _eos_for(reference, hyper, state, src, never, steps):
     """An end token the reference's greedy decoding reaches at different steps in different rows."""
     free = _loaded(reference, hyper, state).greedy_decode(src, BOS, never, steps)
@@ -86,4 +82,4 @@ def test_greedy_decode(student, reference, rng):
         m = _loaded(impl, hyper, state)
         return m.greedy_decode(src, BOS, eos, steps), m.greedy_decode(src[:1], BOS, eos, steps)
 
-    check(run, student, what=f"greedy_decode(src[{b}, {s}], bos_id={BOS}, eos_id={eos}, max_len={steps})")
+    expect_reference(run, student, what=f"greedy_decode(src[{b}, {s}], bos_id={BOS}, eos_id={eos}, max_len={steps})")

@@ -10,8 +10,7 @@ and the student's own class carrying them in a fresh child). Budget, task and th
 import pytest
 
 from autograder.checks import transformer_training as training
-from autograder.checks.expectations import Mismatch
-from autograder.i18n import _
+from autograder.checks import Mismatch, _
 
 pytestmark = [pytest.mark.exercise("transformer"), pytest.mark.training]
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.checks import formulas, mistaken, say
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import formulas, mistaken
+from autograder.checks import expect_consistent, expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("attention")
 
@@ -21,8 +21,9 @@ def test_matches_the_formula_3d(student):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(Q3, K3, V3)
 
-    check(run, student, formulas.attention(Q3, K3, V3), what="scaled_dot_product_attention(q[2, 3, 4], k[2, 5, 4], "
-                                                             "v[2, 5, 6])", variants=mistaken.attention(Q3, K3, V3))
+    expect_equal(run, student, formulas.attention(Q3, K3, V3),
+                 what="scaled_dot_product_attention(q[2, 3, 4], k[2, 5, 4], "
+                      "v[2, 5, 6])", known_mistakes=mistaken.attention(Q3, K3, V3))
 
 
 @pytest.mark.points(1.5)
@@ -40,9 +41,9 @@ def test_matches_the_formula_4d_with_mask(student):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
 
-    check(run, student, formulas.attention(q, k, v, mask),
-          what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 3, 5])",
-          variants=mistaken.attention(q, k, v, mask))
+    expect_equal(run, student, formulas.attention(q, k, v, mask),
+                 what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 3, 5])",
+                 known_mistakes=mistaken.attention(q, k, v, mask))
 
 
 @pytest.mark.points(0.5)
@@ -59,7 +60,8 @@ def test_permutation_equivariance(student):
         permuted, _ = sdpa(Q3[:, perm_q], K3[:, perm_k], V3[:, perm_k])
         return out, permuted
 
-    check(run, student, lambda got: (got[0], got[0][:, perm_q]), what="(output, output with permuted q and k, v)")
+    expect_consistent(run, student, lambda got: (got[0], got[0][:, perm_q]),
+                      what="(output, output with permuted q and k, v)")
 
 
 @pytest.mark.points(1)
@@ -73,8 +75,8 @@ def test_fully_masked_query_gives_zeros(student):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(Q3[:1], K3[:1], V3[:1], mask=mask)
 
-    check(run, student, formulas.attention(Q3[:1], K3[:1], V3[:1], mask),
-          what="scaled_dot_product_attention(q[1, 3, 4], ..., mask with query 1 fully blocked)")
+    expect_equal(run, student, formulas.attention(Q3[:1], K3[:1], V3[:1], mask),
+                 what="scaled_dot_product_attention(q[1, 3, 4], ..., mask with query 1 fully blocked)")
 
 
 @pytest.mark.points(1)
@@ -94,8 +96,8 @@ def test_dropout_zeroes_and_rescales_the_weights(student):
         weights = got[1] if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], torch.Tensor) else plain
         return weights @ v, torch.where(weights == 0, torch.zeros_like(plain), plain * 2)
 
-    check(run, student, expected, what=say("(output, weights) with dropout_p=0.5", "dropout_p=0.5 일 때 (출력, 가중치)"),
-          atol=1e-5)
+    expect_consistent(run, student, expected, what=say("(output, weights) with dropout_p=0.5",
+                                                       "dropout_p=0.5 일 때 (출력, 가중치)"), atol=1e-5)
 
 
 @pytest.mark.points(0.5)

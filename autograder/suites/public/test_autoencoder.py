@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import training
-from autograder.checks.expectations import Mismatch, check
+from autograder.checks import Mismatch, expect_equal
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -35,9 +35,9 @@ def test_shapes(student):
             m.eval()
             return tuple(m.decode(torch.zeros(3, latent_dim)).shape), tuple(m(IMAGES).shape)
 
-        check(code_shape, student, (3, latent_dim), what=f"ConvAutoEncoder({latent_dim}).encode(x).shape")
-        check(image_shapes, student, ((3, 1, 28, 28), (3, 1, 28, 28)),
-              what=f"ConvAutoEncoder({latent_dim}): (decode(z).shape, forward(x).shape)")
+        expect_equal(code_shape, student, (3, latent_dim), what=f"ConvAutoEncoder({latent_dim}).encode(x).shape")
+        expect_equal(image_shapes, student, ((3, 1, 28, 28), (3, 1, 28, 28)),
+                     what=f"ConvAutoEncoder({latent_dim}): (decode(z).shape, forward(x).shape)")
 
 
 @pytest.mark.points(0.5)
@@ -51,8 +51,8 @@ def test_forward_is_decode_of_encode(student):
         m.eval()
         return m(IMAGES) - m.decode(m.encode(IMAGES))
 
-    check(run, student, torch.zeros(3, 1, 28, 28), what="ConvAutoEncoder(8): forward(x) - decode(encode(x))",
-          atol=1e-6, rtol=0)
+    expect_equal(run, student, torch.zeros(3, 1, 28, 28), what="ConvAutoEncoder(8): forward(x) - decode(encode(x))",
+                 atol=1e-6, rtol=0)
 
 
 @pytest.mark.points(1)
@@ -67,8 +67,8 @@ def test_outputs_are_pixels(student):
         out = torch.cat([m.decode(CODES), m(IMAGES)])
         return out.isfinite().all() & (out >= 0).all() & (out <= 1).all()
 
-    check(run, student, torch.tensor(True),
-          what="ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]")
+    expect_equal(run, student, torch.tensor(True),
+                 what="ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]")
 
 
 def fail_unless_trained(run, bar: float) -> None:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks.expectations import check, expect_same
+from autograder.checks import expect_equal, expect_same
 
 pytestmark = pytest.mark.exercise("decoder")
 
@@ -27,9 +27,8 @@ def _inputs(seed):
 
 def _layer_run(state, x, memory, norm_first, dropout=0.0, calls=1, **masks):
     def run(impl):
-        m = impl.decoder.DecoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first)
-        weights.load(m, state, "DecoderLayer")
-        m.eval()
+        m = weights.loaded(impl.decoder.DecoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first), state,
+                           "DecoderLayer")
         outs = tuple(m(x, memory, **masks) for _ in range(calls))
         return outs[0] if calls == 1 else outs
     return run
@@ -43,9 +42,9 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     gen, x, memory, _, _ = _inputs(seed)
     causal = inputs.causal_mask(T)
     oracle = oracles.case("decoder", D, H, FF, (x, memory), dict(tgt_mask=causal), norm_first=norm_first, rng=gen)
-    check(_layer_run(oracle.state, x, memory, norm_first, tgt_mask=causal), student,
-          oracle.expected, what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
-          variants=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, tgt_mask=causal))
+    expect_equal(_layer_run(oracle.state, x, memory, norm_first, tgt_mask=causal), student, oracle.expected,
+                 what=f"DecoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, memory, tgt_mask=causal)",
+                 known_mistakes=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, tgt_mask=causal))
 
 
 @pytest.mark.points(0.5)
@@ -75,9 +74,9 @@ def test_layer_with_all_masks(student, seed):
     gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
     masks = dict(tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
     oracle = oracles.case("decoder", D, H, FF, (x, memory), masks, norm_first=False, rng=gen)
-    check(_layer_run(oracle.state, x, memory, False, **masks), student, oracle.expected,
-          what="DecoderLayer(...)(x, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask)",
-          valid=inputs.valid_positions(tgt_pad))
+    expect_equal(_layer_run(oracle.state, x, memory, False, **masks), student, oracle.expected,
+                 what="DecoderLayer(...)(x, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask)",
+                 valid=inputs.valid_positions(tgt_pad))
 
 
 @pytest.mark.points(0.5)
@@ -86,8 +85,8 @@ def test_no_mask_unless_given(student, seed):
     ko: tgt_mask=None이면 인과 마스크를 적용하지 않습니다 (PyTorch와 같음)"""
     gen, x, memory, _, _ = _inputs(seed)
     oracle = oracles.case("decoder", D, H, FF, (x, memory), norm_first=False, rng=gen)
-    check(_layer_run(oracle.state, x, memory, False), student, oracle.expected,
-          what="DecoderLayer(...)(x, memory) without masks")
+    expect_equal(_layer_run(oracle.state, x, memory, False), student, oracle.expected,
+                 what="DecoderLayer(...)(x, memory) without masks")
 
 
 @pytest.mark.points(0.75)
@@ -101,14 +100,12 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     expected, state = oracle.expected, oracle.state
 
     def run(impl):
-        m = impl.decoder.Decoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
-        weights.load(m, state, "Decoder")
-        m.eval()
+        m = weights.loaded(impl.decoder.Decoder(2, D, H, FF, dropout=0.0, norm_first=norm_first), state, "Decoder")
         return m(x, memory, **masks)
 
-    check(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
-          valid=inputs.valid_positions(tgt_pad),
-          variants=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, **masks))
+    expect_equal(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
+                 valid=inputs.valid_positions(tgt_pad),
+                 known_mistakes=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, **masks))
 
 
 @pytest.mark.points(0.5)
@@ -151,5 +148,5 @@ def test_eval_is_deterministic(student, seed):
     ko: dropout=0.5 라도 eval() 에서는 DecoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
     gen, x, memory, _, _ = _inputs(seed)
     oracle = oracles.case("decoder", D, H, FF, (x, memory), norm_first=False, rng=gen, dropout=0.5)
-    check(_layer_run(oracle.state, x, memory, False, dropout=0.5, calls=2), student,
-          (oracle.expected, oracle.expected), what="DecoderLayer(dropout=0.5).eval()(x, memory), called twice")
+    expect_equal(_layer_run(oracle.state, x, memory, False, dropout=0.5, calls=2), student,
+                 (oracle.expected, oracle.expected), what="DecoderLayer(dropout=0.5).eval()(x, memory), called twice")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder.checks import mistaken
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_equal, expect_raises
 
 pytestmark = pytest.mark.exercise("embedding")
 
@@ -26,8 +26,8 @@ def test_lookup_is_scaled_by_sqrt_d_model(student):
         m.load_state_dict({"embedding.weight": WEIGHT})
         return m(IDS)
 
-    check(run, student, WEIGHT[IDS] * math.sqrt(D_MODEL), what="TokenEmbedding(11, 6)(token_ids)",
-          variants=mistaken.embedding(WEIGHT, IDS))
+    expect_equal(run, student, WEIGHT[IDS] * math.sqrt(D_MODEL), what="TokenEmbedding(11, 6)(token_ids)",
+                 known_mistakes=mistaken.embedding(WEIGHT, IDS))
 
 
 @pytest.mark.points(1)
@@ -40,8 +40,8 @@ def test_padding_row_is_zero(student):
         m = impl.embedding.InputEmbeddings(VOCAB, D_MODEL, padding_idx=1)
         return m.embedding.padding_idx, m(IDS).eq(0).all(dim=-1)
 
-    check(run, student, (1, IDS == 1), what="InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
-                                             "which outputs are zero vectors)")
+    expect_equal(run, student, (1, IDS == 1), what="InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
+                                                    "which outputs are zero vectors)")
 
 
 @pytest.mark.points(0.5)

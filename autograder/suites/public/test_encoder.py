@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks.expectations import check, compare, expect_same
+from autograder.checks import compare, expect_equal, expect_same
 
 pytestmark = pytest.mark.exercise("encoder")
 
@@ -25,9 +25,8 @@ def _inputs(seed):
 
 def _layer_run(state, x, kpm, norm_first, dropout=0.0):
     def run(impl):
-        m = impl.encoder.EncoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first)
-        weights.load(m, state, "EncoderLayer")
-        m.eval()
+        m = weights.loaded(impl.encoder.EncoderLayer(D, H, FF, dropout=dropout, norm_first=norm_first), state,
+                           "EncoderLayer")
         return m(x, key_padding_mask=kpm)
     return run
 
@@ -39,10 +38,11 @@ def test_layer_matches_pytorch(student, seed, norm_first):
     ko: EncoderLayer가 같은 가중치의 nn.TransformerEncoderLayer와 같은 값을 냅니다 (패딩 마스크 포함)"""
     gen, x, kpm = _inputs(seed)
     oracle = oracles.case("encoder", D, H, FF, (x,), dict(src_key_padding_mask=kpm), norm_first=norm_first, rng=gen)
-    check(_layer_run(oracle.state, x, kpm, norm_first), student, oracle.expected,
-          what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=inputs.valid_positions(kpm),
-          variants=mistaken.flipped_norm("encoder", oracle.module, norm_first, x, src_key_padding_mask=kpm))
+    expect_equal(_layer_run(oracle.state, x, kpm, norm_first), student, oracle.expected,
+                 what=f"EncoderLayer({D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
+                 valid=inputs.valid_positions(kpm),
+                 known_mistakes=mistaken.flipped_norm("encoder", oracle.module, norm_first, x,
+                                                      src_key_padding_mask=kpm))
 
 
 @pytest.mark.points(1)
@@ -56,14 +56,14 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     expected, state = oracle.expected, oracle.state
 
     def run(impl):
-        m = impl.encoder.Encoder(2, D, H, FF, dropout=0.0, norm_first=norm_first)
-        weights.load(m, state, "Encoder")
-        m.eval()
+        m = weights.loaded(impl.encoder.Encoder(2, D, H, FF, dropout=0.0, norm_first=norm_first), state, "Encoder")
         return m(x, key_padding_mask=kpm)
 
-    check(run, student, expected, what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
-          valid=inputs.valid_positions(kpm),
-          variants=mistaken.flipped_norm("encoder", oracle.module, norm_first, x, src_key_padding_mask=kpm))
+    expect_equal(run, student, expected,
+                 what=f"Encoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, key_padding_mask)",
+                 valid=inputs.valid_positions(kpm),
+                 known_mistakes=mistaken.flipped_norm("encoder", oracle.module, norm_first, x,
+                                                      src_key_padding_mask=kpm))
     if not norm_first:
         norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
         compare(norm, None, what="Encoder(..., norm_first=False).norm")
@@ -110,9 +110,7 @@ def test_eval_is_deterministic(student, seed):
     expected, state = oracle.expected, oracle.state
 
     def run(impl):
-        m = impl.encoder.EncoderLayer(D, H, FF, dropout=0.5)
-        weights.load(m, state, "EncoderLayer")
-        m.eval()
+        m = weights.loaded(impl.encoder.EncoderLayer(D, H, FF, dropout=0.5), state, "EncoderLayer")
         return m(x), m(x)
 
-    check(run, student, (expected, expected), what="EncoderLayer(dropout=0.5).eval()(x), called twice")
+    expect_equal(run, student, (expected, expected), what="EncoderLayer(dropout=0.5).eval()(x), called twice")

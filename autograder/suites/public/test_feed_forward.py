@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checks import mistaken, say, weights
-from autograder.checks.expectations import Mismatch, check, compare, expect_property, expect_raises
+from autograder.checks import mistaken, weights
+from autograder.checks import Mismatch, compare, expect_equal, expect_property, expect_raises, say
 
 pytestmark = pytest.mark.exercise("feed_forward")
 
@@ -30,8 +30,8 @@ def test_matches_the_formula(student):
         m.load_state_dict(STATE)
         return m(X)
 
-    check(run, student, _formula(X), what="PositionwiseFeedForward(6, 10)(x[2, 4, 6])",
-          variants=mistaken.feed_forward(STATE, X))
+    expect_equal(run, student, _formula(X), what="PositionwiseFeedForward(6, 10)(x[2, 4, 6])",
+                 known_mistakes=mistaken.feed_forward(STATE, X))
 
 
 @pytest.mark.points(0.5)
@@ -44,8 +44,8 @@ def test_layer_shapes(student):
         m = impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF)
         return {name: list(t.shape) for name, t in m.state_dict().items()}
 
-    check(run, student, {name: list(t.shape) for name, t in STATE.items()},
-          what="PositionwiseFeedForward(6, 10).state_dict() shapes", variants=mistaken.ffn_shapes(D_MODEL))
+    expect_equal(run, student, {name: list(t.shape) for name, t in STATE.items()},
+                 what="PositionwiseFeedForward(6, 10).state_dict() shapes", known_mistakes=mistaken.ffn_shapes(D_MODEL))
 
 
 @pytest.mark.points(1)
@@ -57,9 +57,7 @@ def test_dropout_only_in_training(student, seed):
     x = X.abs() + 0.5
 
     def run(impl):
-        m = impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF, dropout=0.5)
-        m.load_state_dict(STATE)
-        m.eval()
+        m = weights.loaded(impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF, dropout=0.5), STATE)
         first, second = m(x), m(x)
         m.train()
         impl.seed(seed)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_equal, expect_raises
 
 pytestmark = pytest.mark.exercise("masks")
 
@@ -21,8 +21,8 @@ def test_padding_mask_is_true_at_padding(student):
         masks = impl.masks
         return masks.make_padding_mask(IDS), masks.make_padding_mask(IDS, pad_id=3)
 
-    check(run, student, (IDS == 0, IDS == 3), what="make_padding_mask(token_ids) and (..., pad_id=3)",
-          variants=mistaken.joined(mistaken.padding_mask(IDS, 0), mistaken.padding_mask(IDS, 3)))
+    expect_equal(run, student, (IDS == 0, IDS == 3), what="make_padding_mask(token_ids) and (..., pad_id=3)",
+                 known_mistakes=mistaken.joined(mistaken.padding_mask(IDS, 0), mistaken.padding_mask(IDS, 3)))
 
 
 @pytest.mark.points(0.75)
@@ -36,8 +36,8 @@ def test_causal_mask_blocks_the_future_only(student):
         return masks.make_causal_mask(5), masks.make_causal_mask(1)
 
     expected = (torch.ones(5, 5, dtype=torch.bool).triu(1), torch.zeros(1, 1, dtype=torch.bool))
-    check(run, student, expected, what="make_causal_mask(5) and make_causal_mask(1)",
-          variants=mistaken.joined(mistaken.causal_mask(5), mistaken.causal_mask(1)))
+    expect_equal(run, student, expected, what="make_causal_mask(5) and make_causal_mask(1)",
+                 known_mistakes=mistaken.joined(mistaken.causal_mask(5), mistaken.causal_mask(1)))
 
 
 @pytest.mark.points(0.75)
@@ -52,9 +52,9 @@ def test_masked_softmax_tutorial_example(student):
     def run(impl):
         return impl.masks.masked_softmax(scores, mask)
 
-    check(run, student, torch.tensor([[0.6285, 0.2312, 0.1402, 0.0000]]),
-          what="masked_softmax([[2.0, 1.0, 0.5, 3.0]], [[False, False, False, True]])", atol=1e-4,
-          variants=mistaken.masked_softmax(scores, mask))
+    expect_equal(run, student, torch.tensor([[0.6285, 0.2312, 0.1402, 0.0000]]),
+                 what="masked_softmax([[2.0, 1.0, 0.5, 3.0]], [[False, False, False, True]])", atol=1e-4,
+                 known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
 @pytest.mark.points(0.75)
@@ -69,8 +69,9 @@ def test_masked_softmax_broadcasts_the_mask(student):
     def run(impl):
         return impl.masks.masked_softmax(scores, mask)
 
-    check(run, student, formulas.masked_softmax(scores, mask), what="masked_softmax(scores[2, 3, 5], mask[2, 1, 5])",
-          variants=mistaken.masked_softmax(scores, mask))
+    expect_equal(run, student, formulas.masked_softmax(scores, mask),
+                 what="masked_softmax(scores[2, 3, 5], mask[2, 1, 5])",
+                 known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
 @pytest.mark.points(0.75)
@@ -85,8 +86,9 @@ def test_fully_masked_row_gives_zeros(student):
     def run(impl):
         return impl.masks.masked_softmax(scores, mask)
 
-    check(run, student, formulas.masked_softmax(scores, mask),
-          what="masked_softmax(scores[3, 4], mask with row 1 fully blocked)", variants=mistaken.masked_softmax(scores, mask))
+    expect_equal(run, student, formulas.masked_softmax(scores, mask),
+                 what="masked_softmax(scores[3, 4], mask with row 1 fully blocked)",
+                 known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
 @pytest.mark.points(0.75)
@@ -105,11 +107,11 @@ def test_combine_masks_shapes_and_values(student):
     def both(impl):
         return impl.masks.combine_masks(attn, kpm)
 
-    check(singles, student, (attn[None, None], kpm[:, None, None], None),
-          what="(combine_masks(attn_mask[3, 4], None), combine_masks(None, key_padding_mask[2, 4]), "
-               "combine_masks(None, None))")
-    check(both, student, attn[None, None] | kpm[:, None, None],
-          what="combine_masks(attn_mask[3, 4], key_padding_mask[2, 4])")
+    expect_equal(singles, student, (attn[None, None], kpm[:, None, None], None),
+                 what="(combine_masks(attn_mask[3, 4], None), combine_masks(None, key_padding_mask[2, 4]), "
+                      "combine_masks(None, None))")
+    expect_equal(both, student, attn[None, None] | kpm[:, None, None],
+                 what="combine_masks(attn_mask[3, 4], key_padding_mask[2, 4])")
 
 
 @pytest.mark.points(0.5)

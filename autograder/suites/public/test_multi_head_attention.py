@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks.expectations import check, expect_raises, expect_same
+from autograder.checks import expect_equal, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -17,10 +17,7 @@ KPM = torch.tensor([[False, False, False, True, True], [False, False, False, Fal
 
 
 def _module(impl, dropout=0.0):
-    m = impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS, dropout=dropout)
-    m.load_state_dict(STATE)
-    m.eval()
-    return m
+    return weights.loaded(impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS, dropout=dropout), STATE)
 
 
 @pytest.mark.points(1)
@@ -36,8 +33,8 @@ def test_split_and_merge_heads(student):
         return mha.split_heads(X[..., :6], 3), mha.merge_heads(y)
 
     expected = (X[..., :6].reshape(2, 5, 3, 2).transpose(1, 2), y.transpose(1, 2).reshape(2, 5, 6))
-    check(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))",
-          variants=mistaken.split_merge(X[..., :6], 3, y))
+    expect_equal(run, student, expected, what="(split_heads(x[2, 5, 6], 3), merge_heads(y[2, 3, 5, 2]))",
+                 known_mistakes=mistaken.split_merge(X[..., :6], 3, y))
 
 
 @pytest.mark.points(1.5)
@@ -50,8 +47,8 @@ def test_self_attention_matches_pytorch(student):
         return _module(impl)(X, X, X, key_padding_mask=KPM)
 
     expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
-    check(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
-          variants=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
+    expect_equal(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
+                 known_mistakes=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
 
 
 @pytest.mark.points(1.5)
@@ -67,9 +64,9 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
 
     expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask,
                                          average_attn_weights=False)
-    check(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
-                                       "attn_mask[5, 4], average_attn_weights=False)",
-          variants=mistaken.mha(STATE, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask, average=False))
+    expect_equal(run, student, expected, what="MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, "
+                                              "attn_mask[5, 4], average_attn_weights=False)",
+                 known_mistakes=mistaken.mha(STATE, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask, average=False))
 
 
 @pytest.mark.points(0.5)
@@ -98,9 +95,9 @@ def test_named_projections(student):
         shapes = {name: list(t.shape) for name, t in m.state_dict().items()}
         return shapes, m.num_heads, m.head_dim
 
-    check(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
-          what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
-          variants=mistaken.fused_projections(D_MODEL))
+    expect_equal(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
+                 what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
+                 known_mistakes=mistaken.fused_projections(D_MODEL))
 
 
 @pytest.mark.points(0.5)
@@ -146,7 +143,7 @@ def test_eval_mode_is_deterministic(student):
         return m(X, X, X)[0], m(X, X, X)[0]
 
     out = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X)[0]
-    check(run, student, (out, out), what="two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)")
+    expect_equal(run, student, (out, out), what="two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)")
 
 
 @pytest.mark.points(0.5)

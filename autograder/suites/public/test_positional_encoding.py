@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_equal, expect_raises
 
 pytestmark = pytest.mark.exercise("positional_encoding")
 
@@ -18,8 +18,8 @@ def test_table_matches_the_formula(student):
     def run(impl):
         return impl.positional_encoding.sinusoidal_table(50, 16)
 
-    check(run, student, formulas.sinusoidal_table(50, 16), what="sinusoidal_table(50, 16)", atol=2e-5, rtol=0,
-          variants=mistaken.pe_table(50, 16))
+    expect_equal(run, student, formulas.sinusoidal_table(50, 16), what="sinusoidal_table(50, 16)", atol=2e-5, rtol=0,
+                 known_mistakes=mistaken.pe_table(50, 16))
 
 
 @pytest.mark.points(0.5)
@@ -46,8 +46,9 @@ def test_forward_adds_the_first_s_rows(student):
         m.eval()
         return m(x)
 
-    check(run, student, x + formulas.sinusoidal_table(7, 12), what="PositionalEncoding(12, 30, dropout=0.3).eval()(x)",
-          atol=2e-5, variants=mistaken.mapped(mistaken.pe_table(7, 12), lambda table: x + table))
+    expect_equal(run, student, x + formulas.sinusoidal_table(7, 12),
+                 what="PositionalEncoding(12, 30, dropout=0.3).eval()(x)", atol=2e-5,
+                 known_mistakes=mistaken.mapped(mistaken.pe_table(7, 12), lambda table: x + table))
 
 
 @pytest.mark.points(1.5)
@@ -63,9 +64,9 @@ def test_pe_is_a_persistent_buffer(student):
         pe = m.double().pe
         return keys, params, str(pe.dtype), list(pe.shape)
 
-    check(run, student, (["pe"], [], "torch.float64", [1, 20, 8]),
-          what="PositionalEncoding(8, max_len=20): (state_dict keys, parameter names, pe.dtype after .double(), "
-               "pe.shape)")
+    expect_equal(run, student, (["pe"], [], "torch.float64", [1, 20, 8]),
+                 what="PositionalEncoding(8, max_len=20): (state_dict keys, parameter names, pe.dtype after .double(), "
+                      "pe.shape)")
 
 
 @pytest.mark.points(0.5)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks.expectations import check, expect_raises
+from autograder.checks import expect_consistent, expect_equal, expect_raises
 
 pytestmark = pytest.mark.exercise("rope")
 
@@ -20,7 +20,8 @@ def test_angles_match_the_formula(student):
     def run(impl):
         return impl.rope.rope_angles(8, 10)
 
-    check(run, student, formulas.rope_angles(8, 10), what="rope_angles(8, 10)", variants=mistaken.rope_angles(8, 10))
+    expect_equal(run, student, formulas.rope_angles(8, 10), what="rope_angles(8, 10)",
+                 known_mistakes=mistaken.rope_angles(8, 10))
 
 
 @pytest.mark.points(1.5)
@@ -32,7 +33,8 @@ def test_rotation_matches_the_formula(student):
     def run(impl):
         return impl.rope.apply_rope(X)
 
-    check(run, student, formulas.apply_rope(X), what="apply_rope(x[2, 3, 6, 8])", variants=mistaken.rope(X))
+    expect_equal(run, student, formulas.apply_rope(X), what="apply_rope(x[2, 3, 6, 8])",
+                 known_mistakes=mistaken.rope(X))
 
 
 @pytest.mark.points(0.5)
@@ -49,8 +51,8 @@ def test_norms_kept_and_scores_relative(student):
         near_q, near_k = rope(q, torch.tensor([4])), rope(k, torch.tensor([0]))
         return far_q.norm(dim=-1), (far_q * far_k).sum(), (near_q * near_k).sum()
 
-    check(run, student, lambda got: (q.norm(dim=-1), got[2], got[2]),
-          what="(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)", atol=1e-4)
+    expect_consistent(run, student, lambda got: (q.norm(dim=-1), got[2], got[2]),
+                      what="(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)", atol=1e-4)
 
 
 @pytest.mark.points(0.5)

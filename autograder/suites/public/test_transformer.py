@@ -11,8 +11,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, seq2seq
-from autograder.checks.expectations import Mismatch, check, compare, expect_property, expect_raises, expect_same
-from autograder.i18n import _
+from autograder.checks import Mismatch, _, compare, expect_equal, expect_property, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("transformer")
 
@@ -48,7 +47,7 @@ def test_shapes(student, seed):
         memory = m.encode(src)
         return tuple(memory.shape), tuple(m.decode(tgt, memory, src).shape), tuple(m(src, tgt).shape)
 
-    check(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what="(encode, decode, forward) shapes")
+    expect_equal(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what="(encode, decode, forward) shapes")
 
 
 @pytest.mark.points(1)
@@ -129,7 +128,7 @@ def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
 
     expected = torch.full((B, 6), 5, dtype=torch.long)
     expected[:, 0] = BOS
-    check(run, student, expected, what="greedy_decode(src, bos_id=1, eos_id=2, max_len=6)")
+    expect_equal(run, student, expected, what="greedy_decode(src, bos_id=1, eos_id=2, max_len=6)")
 
 
 @pytest.mark.points(0.5)
@@ -144,7 +143,7 @@ def test_greedy_stops_when_all_rows_end(student, seed):
         m.eval()
         return m.greedy_decode(src, BOS, EOS, 8)
 
-    check(run, student, torch.tensor([[BOS, EOS]] * B), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=8)")
+    expect_equal(run, student, torch.tensor([[BOS, EOS]] * B), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=8)")
 
 
 def _verify_greedy(got, src_len=S):
@@ -191,7 +190,7 @@ def test_greedy_max_len_edges(student, seed):
         m.eval()
         return m.greedy_decode(src, BOS, EOS, 1)
 
-    check(run, student, torch.full((B, 1), BOS), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=1)")
+    expect_equal(run, student, torch.full((B, 1), BOS), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=1)")
     model = _model(student)
     expect_raises(lambda: model.greedy_decode(src, BOS, EOS, 0), "ValueError",
                   what="greedy_decode(..., max_len=0)", names=("max_len",), values=(0,))
@@ -212,4 +211,4 @@ def test_greedy_leaves_mode_alone(student, seed):
         m.greedy_decode(src, BOS, EOS, 3)
         return after_train, m.training
 
-    check(run, student, (True, False), what="(model.training after greedy_decode in train mode, in eval mode)")
+    expect_equal(run, student, (True, False), what="(model.training after greedy_decode in train mode, in eval mode)")
