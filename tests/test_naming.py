@@ -64,7 +64,7 @@ def test_a_class_batch_names_what_a_lone_grading_names(discarded_fill, tmp_path)
     shutil.copytree(paths.solutions_dir(), neighbour, ignore=shutil.ignore_patterns("__pycache__"))
     got = {}
     batch.grade_many([("neighbour", neighbour), ("student", discarded_fill)], tmp_path / "out", options=options,
-                     workers=2, on_result=lambda sid, path, result: got.__setitem__(sid, result))
+                     workers=2, on_result=lambda sid, path, result: got.__setitem__(sid, result.to_gradescope()))
     for exercise in ("masks", "encoder"):
         assert named(got["student"], exercise) == named(alone, exercise) != {}
     assert named(got["neighbour"], "encoder") == {}

@@ -29,7 +29,7 @@ def test_causal(student):
 
 @pytest.fixture
 def toy_class(tmp_path):
-    suite = tmp_path / "suite" / "test_toy.py"
+    suite = tmp_path / "suite" / "test_class_run_toy.py"   # a name no other test's suite has
     suite.parent.mkdir()
     suite.write_text(SUITE)
     todo = []

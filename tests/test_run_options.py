@@ -32,7 +32,7 @@ def toy(tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
     shutil.copyfile(paths.solutions_dir() / "masks.py", sub / "masks.py")
-    suite = tmp_path / "suite" / "test_toy.py"
+    suite = tmp_path / "suite" / "test_run_options_toy.py"   # a name no other test's suite has
     suite.parent.mkdir()
     suite.write_text(SUITE)
     return sub, suite
