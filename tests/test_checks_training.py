@@ -6,7 +6,7 @@ grading budgets of :mod:`autograder.checks.training` and
 child) and check that the reference passes with margin while an untrained model, an identity
 AutoEncoder, a skip path, a training loop that never steps and a Transformer without the causal
 mask fail; two tests grade cheating submissions in real children (more attacks:
-``test_training_attacks.py``).
+``test_checks_training_attacks.py``).
 """
 
 import gzip

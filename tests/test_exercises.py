@@ -2,8 +2,8 @@
 CONTRIBUTING.md lists the files a new exercise touches by hand (at most 6), each of which
 exists for every exercise today.
 
-The stubs (``exercises/``) are checked by tests/test_stubs.py, the suites' points by
-tests/test_suites_meta.py; here the README's points table and CONTRIBUTING.md.
+The stubs (``exercises/``) are checked by tests/test_exports_stubs.py, the suites' points by
+tests/test_suites_markers.py; here the README's points table and CONTRIBUTING.md.
 """
 
 import importlib.util

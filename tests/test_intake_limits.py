@@ -13,7 +13,7 @@ from autograder.intake.submission import SubmissionFormatError
 from autograder.records import gradebook
 from autograder.run import grading
 
-from test_notebooks import write_notebook
+from test_intake_notebooks import write_notebook
 
 SPARSE = 32 * 2**30   # a sparse 32 GiB file: no disk used, 97 s to hash before the fix
 

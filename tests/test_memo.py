@@ -438,7 +438,7 @@ def test_oracle_runs_with_key_padding_masks_never_import_sympy():
     code = ("import sys\n"
             "sys.path.insert(0, 'tests')\n"
             "from autograder.checks import oracles\n"
-            "for module, args, kwargs in __import__('tests.test_throughput', fromlist=['x'])._oracle_modules():\n"
+            "for module, args, kwargs in __import__('tests.test_memo', fromlist=['x'])._oracle_modules():\n"
             "    oracles.run(module.to(args[0].dtype), *args, **kwargs)\n"
             "print(sorted(m for m in ('sympy', 'torch.fx.experimental.symbolic_shapes') if m in sys.modules))\n")
     root = Path(__file__).resolve().parent.parent

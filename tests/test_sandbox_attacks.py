@@ -105,7 +105,7 @@ def _generated_attacks(folder: Path) -> dict[str, Path]:
     """Attacks on the parent's bounded work that cannot live in the repository as files."""
     import zipfile
 
-    from test_notebooks import write_notebook
+    from test_intake_notebooks import write_notebook
 
     stub = (REPO / "exercises" / f"{EXERCISE}.py").read_text()
     (folder / "sparse").mkdir(parents=True)
