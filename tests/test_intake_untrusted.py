@@ -120,3 +120,12 @@ def test_shown_writes_control_characters_as_escapes():
     assert untrusted.shown("a\x1b[2Jb\rc\u202ed\x9b") == "a\\x1b[2Jb\\x0dc\\u202ed\\x9b"
     assert untrusted.shown("line\nnext", one_line=False) == "line\nnext"
     assert untrusted.shown("line\nnext") == "line\\nnext"
+
+
+def test_control_characters_never_reach_the_reports():
+    from autograder.intake.textfiles import clean_text
+    from autograder.reports.render import code_fence
+
+    assert clean_text("a\x1b]0;owned\x07b\x1b[2Jc\td\n") == "a\\x1b]0;owned\\x07b\\x1b[2Jc\td\n"
+    assert clean_text("x\u202eexe.txt\x9b\r") == "x\\u202eexe.txt\\x9b\\x0d"   # as student ids: untrusted.shown
+    assert code_fence("no ticks") == "```" and code_fence("x ````` y") == "``````"
