@@ -32,3 +32,22 @@ def test_messages_never_show_expected_values():
     with pytest.raises(expectations.Mismatch) as err:
         expectations.compare(torch.zeros(4), expected, what="out")
     assert "123.456" not in str(err.value)
+
+
+def test_compare_passes_and_fails_as_before_on_nan_inf_and_masked_values():
+    """compare() checks the common all-close case first; what passes and what fails, and why, is
+    unchanged."""
+    from autograder.mistakes.comparison import Mismatch, compare
+
+    nan, inf = float("nan"), float("inf")
+    passing = [([1.0, nan, inf], [1.0 + 1e-7, nan, inf], None),
+               ([5.0, 2.0], [1.0, 2.0], torch.tensor([False, True])),   # the wrong value is masked out
+               ([-inf, 0.0], [-inf, 0.0], None)]
+    failing = [([1.0, nan], [1.0, 2.0], None, "NaN"), ([inf, 0.0], [1.0, 0.0], None, "inf"),
+               ([inf], [-inf], None, "wrong values"), ([1.0, 2.1], [1.0, 2.0], None, "wrong values"),
+               ([5.0, 2.0], [1.0, 2.0], torch.tensor([True, True]), "wrong values")]
+    for got, expected, valid in passing:
+        compare(torch.tensor(got), torch.tensor(expected), what="x", valid=valid)
+    for got, expected, valid, why in failing:
+        with pytest.raises(Mismatch, match=why):
+            compare(torch.tensor(got), torch.tensor(expected), what="x", valid=valid)

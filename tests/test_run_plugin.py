@@ -188,3 +188,19 @@ def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_no
     results = run_suites(sub, files=[suite / "public" / "test_a.py", suite / "hidden" / "test_b.py"], seed=3)
     assert [t["status"] for t in results["tests"]] == ["passed", "passed"]
     assert events == ["child", "child", "test", "test"]
+
+
+def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
+    """student and seed read the running test's context, not pytest's request (issue 16): run
+    without --submission, a suite's tests still stop at the kit's own explanation."""
+    import subprocess
+    import sys
+
+    from autograder import paths
+
+    suites = paths.suites_dir()
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(suites / "public" / "test_masks.py"), "-c",
+                           str(suites / "pytest.ini"), "--rootdir", str(suites), "-p", "autograder.run.plugin",
+                           "-p", "no:cacheprovider", "-q", "-x"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "these tests grade a submission: run them with --submission DIR" in proc.stdout

@@ -288,3 +288,18 @@ def test_a_batch_started_without_torch_forks_its_workers_and_shares_one_zygote(t
     assert got["errors"] == 0 and len(got["scores"]) == 3
     assert min(got["scores"]) == max(got["scores"]) > 0
     assert marker.read_text() == "zygote\n"
+
+
+def test_a_child_starts_with_what_its_seeding_needs_already_imported(tmp_path):
+    """numpy.random (a lazy submodule of numpy 2, seeded before every test) comes from the
+    zygote, not from an import in each child's first test."""
+    from autograder.sandbox.remote import RemoteImpl
+    from autograder.sandbox import Limits
+
+    (tmp_path / "probe.py").write_text("import sys\nLOADED = sorted(m for m in ('numpy', 'numpy.random', 'torch') "
+                                       "if m in sys.modules)\n")
+    impl = RemoteImpl(tmp_path, Limits(call_timeout=20))
+    try:
+        assert impl.probe.LOADED == ["numpy", "numpy.random", "torch"]
+    finally:
+        impl.close()
