@@ -6,6 +6,7 @@ catalog mistake) and one whose modules kill their process on import.
 """
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from autograder.reports import pictures, render
 from autograder.results.model import error_results
 from autograder.run import grading
 from grading_runs import run_suites
+from results_dicts import record, results
 
 SUITE = Path(__file__).parent / "data" / "report_suite.py"
 CRASH = "import os\nos._exit(3)\n"
@@ -246,3 +248,14 @@ def test_render_rejects_what_is_not_a_results_dict():
         render.render_feedback({"score": 1}, "html")
     with pytest.raises(ValueError, match="fmt must be 'html' or 'md'"):
         render.render_feedback({}, "pdf")
+
+
+def test_self_check_report_is_titled_for_the_student_without_hidden_wording():
+    public_only = results([record("masks", "causal", "failed", output="wrong")])
+    html = render.render_feedback(public_only, "html", lang="en", pictures=False, self_check=True)
+    assert re.search(r"<title>Your self-check</title>", html) and "<h1>Your self-check</h1>" in html
+    body = html.split("<body>", 1)[1]
+    assert "hidden test" not in body.lower() and "Hidden tests" not in body
+    graded = results([record("masks", "causal"), record("masks", "more", "failed", hidden=True)])
+    html = render.render_feedback(graded, "html", student="ann", lang="en", pictures=False)
+    assert "<h1>Feedback: ann</h1>" in html and "Hidden tests show only their name" in html
