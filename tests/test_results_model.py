@@ -5,12 +5,10 @@ submissions for ``tkit similarity`` import no torch."""
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
 from autograder import exercises
-from autograder.reports import pictures
 from autograder.results import not_graded
 from autograder.results.model import ExerciseScore, Results, TestResult, as_results, error_results
 
@@ -82,38 +80,6 @@ def test_not_graded_summary_on_the_model():
     assert results.not_graded == ["masks"] and results.exercise("masks").not_graded == 1
     assert results.to_gradescope()["extra_data"]["exercises"]["masks"] == {"score": 1.0, "max_score": 2.0,
                                                                             "not_graded": 1}
-
-
-def test_the_image_grid_lays_out_like_torchvision():
-    import torch
-    from torchvision.utils import make_grid
-
-    rows = torch.rand(2, 3, 5, 4) * 1.4 - 0.2
-    ours = pictures.image_grid(rows.numpy())
-    theirs = make_grid(rows.clamp(0, 1).reshape(6, 1, 5, 4), nrow=3, padding=2, pad_value=1.0)[0]
-    assert ours.shape == tuple(theirs.shape)
-    assert abs(ours - theirs.double().numpy()).max() < 1e-6
-
-
-class _StuckRemote:
-    """A remote whose child cannot start: what the pictures step meets after a crash."""
-
-    deadline = None
-    exercise = "attention"
-
-    def begin_test(self, exercise):
-        self.exercise = exercise
-
-    def reset(self, seed=None):
-        raise RuntimeError("the grading child process failed to start: EOF")
-
-
-def test_the_pictures_step_is_bounded_and_never_raises():
-    remote = _StuckRemote()
-    figures, problems = pictures.collect_from_session(remote, ["attention"], timeout=5.0)
-    assert figures == {} and "failed to start" in problems["*"]
-    assert remote.exercise is None                       # charged to no exercise's share
-    assert 0 < remote.deadline - time.monotonic() <= 5.0
 
 
 NO_TORCH = """

@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 
 from grading_runs import run_suites
@@ -204,3 +205,15 @@ def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
                            "-p", "no:cacheprovider", "-q", "-x"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "these tests grade a submission: run them with --submission DIR" in proc.stdout
+
+
+def test_attach_keeps_small_plain_data():
+    import torch
+
+    from autograder.run.plugin import Attachments
+
+    attach = Attachments()
+    attach("loss_curve", losses=torch.tensor([0.5, 0.25]), note="x")
+    assert attach.figures == {"loss_curve": {"losses": [0.5, 0.25], "note": "x"}}
+    with pytest.raises(ValueError, match="holds 5000 numbers"):
+        attach("big", values=torch.zeros(5000))
