@@ -1,5 +1,5 @@
-"""GradingOptions (one validated, picklable value from the commands to the plugin), the shared
-click options, and the running test's context (no grading run here: all cheap)."""
+"""GradingOptions (one validated, picklable value from the commands to the plugin) and the shared
+click options (no grading run here: all cheap)."""
 
 import argparse
 import pickle
@@ -73,20 +73,6 @@ def test_the_plugin_reads_back_the_options_its_arguments_carry():
     defaults = parser.parse_args([])
     assert GradingOptions.from_config(type("C", (), {"getoption": lambda self, n: getattr(defaults, n)})()) \
         == GradingOptions()
-
-
-def test_the_running_test_context_is_scoped_and_missing_outside_a_test():
-    assert context.current(required=False) is None
-    with pytest.raises(context.NoTestRunning, match="no graded test is running"):
-        context.current()
-    run = context.RunState(seed=5)
-    outer = context.TestContext(exercise="masks", nodeid="a", seed=1, visibility="public", run=run)
-    with context.running(outer):
-        inner = context.TestContext(exercise="attention", nodeid="b", run=run)
-        with context.running(inner):
-            assert context.current() is inner and context.current().run.seed == 5
-        assert context.current() is outer
-    assert context.current(required=False) is None
 
 
 @pytest.mark.parametrize("argv, hint, text", [
