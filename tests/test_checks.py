@@ -1,4 +1,5 @@
-"""The suite-author API (autograder/suitelib, autograder.checks.expectations) against the reference solutions and PyTorch."""
+"""The suite-author API (:mod:`autograder.checks`: expectations, formulas, inputs, oracles,
+weights) against the reference solutions and PyTorch."""
 
 import math
 

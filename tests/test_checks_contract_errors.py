@@ -1,5 +1,6 @@
-"""Error-message checks accept any wording that names the argument and the offending values
-(issue 14: `key width 6 != query width 4` lost 0.5 for not saying `d_k`)."""
+"""Error-message checks (:mod:`autograder.checks.contract_errors`) accept any wording that names
+the argument and the offending values (`key width 6 != query width 4` must not lose points for not
+saying `d_k`)."""
 
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def test_each_suite_check_accepts_another_wording(names, values, message):
     assert message_problem("invalid argument", names, values) is not None
 
 
-REWORDED = {   # attention.py's two shape errors, in the words of issue 14
+REWORDED = {   # attention.py's two shape errors, in other words that name the same values
     "f\"query and key must have the same last dimension d_k, \"\n            f\"got query.shape={tuple(query.shape)}, "
     "key.shape={tuple(key.shape)}\"": "f\"key width {key.shape[-1]} != query width {query.shape[-1]}\"",
     "f\"key and value must have the same sequence length S_k, \"\n            f\"got key.shape={tuple(key.shape)}, "

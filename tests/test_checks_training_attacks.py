@@ -1,4 +1,4 @@
-"""Kit tests of issue 13: attacks on the training checks, fairness to correct models, feedback.
+"""Attacks on the training checks, fairness to correct models, feedback.
 
 Attacks (each a submission graded in real children): a Transformer stub whose module replaces
 the kit's training routine with one returning falling losses and pretrained weights; an

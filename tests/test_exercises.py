@@ -1,4 +1,4 @@
-"""A new exercise is cheap (issue 11): what can be derived from the registry is, and
+"""A new exercise is cheap: what can be derived from the registry is, and
 CONTRIBUTING.md lists the files a new exercise touches by hand (at most 6), each of which
 exists for every exercise today.
 

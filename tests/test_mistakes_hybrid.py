@@ -1,4 +1,4 @@
-"""The hybrid search's bound (issue 16): a composite's culprits found by one test are tried first,
+"""The hybrid search's bound (:mod:`autograder.mistakes.hybrid`): a composite's culprits found by one test are tried first,
 together, by the next; the one-by-one search runs only when they do not explain the output."""
 
 from autograder.mistakes import hybrid

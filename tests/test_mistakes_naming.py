@@ -1,4 +1,4 @@
-"""Mistakes are named on the file that holds them, the same way however the run is made (issue 14).
+"""Mistakes are named on the file that holds them, the same way however the run is made.
 
 A composite's own mistake is named only when its own code, run on the reference components,
 still differs from the reference (:mod:`autograder.mistakes.hybrid`); otherwise the failing component is

@@ -1,4 +1,4 @@
-"""A grader-side problem is never the student's failure (issue 14): tests the grader could not
+"""A grader-side problem is never the student's failure: tests the grader could not
 judge are marked "not graded" in results.json and shown so in every report, grades.csv keeps
 numeric score cells and names them in a ``not_graded`` column, and ``tkit grade`` refuses to
 start when the AutoEncoder's training data is missing."""

@@ -149,7 +149,7 @@ def _anon_huge_kb(pid: int) -> int:
 
 def test_the_zygote_moves_to_huge_pages_after_a_few_children_and_children_still_work(tmp_path):
     """After HUGE_PAGES_AFTER children the zygote collapses its memory into huge pages between
-    requests (cheaper forks, issue 16); every child before, during and after that works."""
+    requests (cheaper forks); every child before, during and after that works."""
     from autograder.child import hugepages, zygote_child
 
     (tmp_path / "m.py").write_text("import torch\ndef f(x):\n    return torch.nn.functional.softmax(x, -1)\n")

@@ -1,4 +1,4 @@
-"""The engine's shape (issue 11): imports flow one way, no module is over 400 lines, and the
+"""The engine's shape: imports flow one way, no module is over 400 lines, and the
 child package (copied into the sandbox as ``_tkit_child``) imports nothing of the kit.
 
 The import graph counts every ``autograder`` import, at the top of a module or inside a function:
