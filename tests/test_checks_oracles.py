@@ -96,6 +96,7 @@ def test_merged_mask_is_the_sum_pytorch_forms_and_refuses_a_mask_of_the_wrong_ra
         oracles.merged_mask(None, pad[0], 2, 2, torch.float32)
 
 
+@pytest.mark.slow
 def test_oracle_runs_with_key_padding_masks_never_import_sympy():
     """PyTorch's check of a key-padding mask imports sympy (about 0.4 s) on its first call; the
     oracles never make it, so no grading process pays that import."""

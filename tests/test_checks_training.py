@@ -99,6 +99,7 @@ def test_linear_credit():
 # -- thresholds ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reference_autoencoder_passes_with_margin_and_is_deterministic(one_thread):
     runs = [training.autoencoder_run(implementations.reference(), data_dir=DATA, cache=False, seed=11) for _ in range(2)]
     first = runs[0]
@@ -111,6 +112,7 @@ def test_reference_autoencoder_passes_with_margin_and_is_deterministic(one_threa
     assert other.mse != first.mse  # another run seed, other digits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant_id", ["autoencoder_no_optimizer_step", "autoencoder_identity",
                                        "autoencoder_skip_path"])
 def test_autoencoder_mistakes_score_nothing(one_thread, mutant_id):
@@ -163,6 +165,7 @@ def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
 '''
 
 
+@pytest.mark.slow
 def test_a_cache_around_the_bottleneck_cannot_score(tmp_path):
     (tmp_path / "autoencoder.py").write_text(CHEATER, encoding="utf-8")
     small = training.AutoencoderBudget(n_train=64, n_heldout=200, epochs=2)
@@ -176,6 +179,7 @@ def test_a_cache_around_the_bottleneck_cannot_score(tmp_path):
     assert run.mse > 2 * training.AE.learns_mse
 
 
+@pytest.mark.slow
 def test_reference_transformer_passes_untrained_and_unmasked_fail(one_thread):
     reference = tt.transformer_run(implementations.reference(), cache=False, seed=11)
     assert reference.accuracy - 0.15 >= tt.TF.full_credit_acc, reference.accuracy
@@ -188,6 +192,7 @@ def test_reference_transformer_passes_untrained_and_unmasked_fail(one_thread):
     assert unmasked.accuracy < tt.TF.partial_acc / 2, unmasked.accuracy
 
 
+@pytest.mark.slow
 def test_a_hard_coded_reversal_scores_nothing_on_accuracy():
     """A 'Transformer' that reverses the source by index arithmetic (and lets the kit's optimizer
     scale one parameter) decodes plain reversal with its own code; its trained weights in the
@@ -203,6 +208,7 @@ def test_a_hard_coded_reversal_scores_nothing_on_accuracy():
     assert "contract's parameter names" in run.note
 
 
+@pytest.mark.slow
 def test_the_zygote_imports_for_training_only_in_runs_that_train(tmp_path, monkeypatch):
     """The plugin asks for ``Limits.preload_training`` exactly when a selected test is marked
     ``training``: a run without training never makes the zygote import ``torch._dynamo``."""

@@ -72,6 +72,7 @@ def scores(results: dict) -> dict[str, float]:
 # -- the Transformer ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_stub_that_replaces_the_kits_training_routine_scores_nothing(tmp_path, one_thread):
     budget = tt.TransformerBudget(steps=100)
     src, tgt = tt.reversal_data(budget.steps * budget.batch_size, 1, budget)  # plain reversal, offline
@@ -136,6 +137,7 @@ def _fake(module, latent_dim, images, labels, epochs, lr, batch_size, seed):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["fabricated_losses", "pretrained_in_constructor", "pretrained_in_training"])
 def test_prepared_material_scores_nothing_for_training(tmp_path, one_thread, attack):
     source = correct_source()
@@ -164,6 +166,7 @@ def test_prepared_material_scores_nothing_for_training(tmp_path, one_thread, att
         assert run.mse > training.AE.learns_mse
 
 
+@pytest.mark.slow
 def test_a_lookup_table_of_the_predictable_digits_scores_only_the_shape_tests(tmp_path):
     """The table holds the held-out digits the public code would pick for the printed seed;
     ``z`` carries the index of the nearest entry, ``decode`` looks it up."""
@@ -206,6 +209,7 @@ def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
 # -- fairness and feedback ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", ARCHITECTURES, ids=[p.name for p in ARCHITECTURES])
 def test_a_correct_architecture_earns_full_credit(one_thread, folder):
     impl = implementations.load_modules({"autoencoder": (folder / "autoencoder.py").read_text(encoding="utf-8")},

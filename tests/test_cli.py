@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO_ROOT
 
 
@@ -17,6 +19,7 @@ def tkit(*args, cwd=REPO_ROOT):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_passing_and_a_failing_check_keep_their_exit_code_output_and_files(tmp_path):
     passed = tkit("check", "masks", "--path", str(REPO_ROOT / "solutions"), "--json", str(tmp_path / "ok.json"),
                   "--lang", "en")

@@ -13,8 +13,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from autograder.intake.untrusted import submission_dir
 from benchmarks.proctree import process_tree
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISE = "positional_encoding"

@@ -14,6 +14,8 @@ from autograder.exports import gradescope
 from conftest import SOLUTIONS_DIR
 from kit_venv import make_venv
 
+pytestmark = pytest.mark.slow
+
 EXERCISE = "embedding"  # cheap, no components: the zip grades only it
 # The documented fields of results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
 TEST_SCHEMA = {

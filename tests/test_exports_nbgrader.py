@@ -18,6 +18,8 @@ from autograder.exports import nbgrader, release, stubs
 
 from conftest import SOLUTIONS_DIR
 
+pytestmark = pytest.mark.slow
+
 ASSIGNMENT = "ps1"
 EXERCISE = "embedding"  # cheap, no components
 

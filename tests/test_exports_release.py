@@ -12,6 +12,8 @@ from autograder.exports import release, stubs
 from conftest import REPO_ROOT, SOLUTIONS_DIR
 from kit_venv import make_venv
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def edition(tmp_path_factory):

@@ -86,6 +86,7 @@ def probe_report():
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_every_stub_function_and_method_raises_not_implemented(probe_report):
     defined = sum(
         1

@@ -143,6 +143,7 @@ def _outcomes(results: dict) -> list:
             for t in results["tests"]]
 
 
+@pytest.mark.slow
 def test_grades_and_named_mistakes_are_the_same_with_and_without_the_cache(fresh_memo, monkeypatch):
     """chen: two mistakes (the PE table, the padding mask) and their composites; graded with the
     cache off, then twice with it on (the second run answered from it)."""

@@ -155,6 +155,7 @@ def _check(edition, folder, names, lang):
     return json.loads(out.read_text(encoding="utf-8")), run.stdout
 
 
+@pytest.mark.slow
 def test_the_student_edition_names_formula_level_mistakes(tmp_path):
     edition = tmp_path / "student"
     made = CliRunner().invoke(cli.main, ["release", "--out", str(edition)])

@@ -4,6 +4,8 @@ mistakes made in the same file are named together, and nothing is named that doe
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from autograder import validate
 from autograder.i18n import using
 from autograder.mistakes import catalog, matching
@@ -46,6 +48,7 @@ def test_combined_names_both_mistakes_in_both_languages():
     assert not both.convention
 
 
+@pytest.mark.slow
 def test_two_mistakes_in_one_file_are_named_together():
     results = _grade_with(("pe_sin_cos_swapped", "pe_positions_from_one"), "positional_encoding")
     named = validate.named_mistakes(results, "positional_encoding")
@@ -53,6 +56,7 @@ def test_two_mistakes_in_one_file_are_named_together():
     assert not {"pe_sin_cos_swapped", "pe_positions_from_one"} & set(named)   # neither alone explains it
 
 
+@pytest.mark.slow
 def test_a_fused_projection_under_another_name_is_named_by_its_shape():
     """The catalog's fused-QKV mutant calls its layer ``in_proj``; a student's ``qkv`` layer is not
     that output, but its shape ([3 * d_model, d_model], no q_proj) is the same convention."""

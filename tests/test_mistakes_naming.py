@@ -35,6 +35,7 @@ def discarded_fill(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_component_bug_is_named_on_the_component_alone_or_with_it(discarded_fill):
     alone = run_suites(discarded_fill, names=["encoder"], visibility=("public",), seed=SEED, training=False)
     both = run_suites(discarded_fill, names=["masks", "encoder"], visibility=("public",), seed=SEED,
@@ -53,6 +54,7 @@ def test_component_bug_is_named_on_the_component_alone_or_with_it(discarded_fill
     assert "masks.py" in note
 
 
+@pytest.mark.slow
 def test_a_class_batch_names_what_a_lone_grading_names(discarded_fill, tmp_path):
     """The same submission and seed, graded alone in this process or in a two-worker class batch
     beside other students, name the same mistakes on the same tests."""
@@ -70,6 +72,7 @@ def test_a_class_batch_names_what_a_lone_grading_names(discarded_fill, tmp_path)
     assert named(got["neighbour"], "encoder") == {}
 
 
+@pytest.mark.slow
 def test_the_composites_own_mistake_is_still_named(tmp_path):
     folder = tmp_path / "sub"
     shutil.copytree(paths.solutions_dir(), folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -80,6 +83,7 @@ def test_the_composites_own_mistake_is_still_named(tmp_path):
     assert "attention_no_scaling" in mistakes   # found on attention.py run with the reference masks.py
 
 
+@pytest.mark.slow
 def test_sample_class_transformer_identical_to_alices_gets_no_transformer_mistake():
     """dana's transformer.py is alice's byte for byte; her attention and multi-head attention are wrong."""
     dana = REPO / "examples" / "sample_class" / "dana"

@@ -71,6 +71,7 @@ PE_DIES_ON_THE_PICTURE = (
     "    return _table(max_len, d_model)\n")
 
 
+@pytest.mark.slow
 def test_pictures_come_from_the_grading_session(tmp_path):
     """One pass: the figures' data is collected from the grading child and written into the one
     results.json; a picture step that kills the child is a picture problem, never a lost point."""

@@ -44,6 +44,7 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     return {name: grade_with_demo_suite(folder) for name, folder in folders.items()}
 
 
+@pytest.mark.slow
 def test_demo_results_are_what_the_reports_assume(graded):
     assert graded["reference"]["score"] == 4.0
     assert graded["swapped"]["score"] == 1.0       # only the masks test passes
@@ -53,6 +54,7 @@ def test_demo_results_are_what_the_reports_assume(graded):
     assert set(table["extra_data"]["figures"]["pe_table"]) == {"got", "expected"}
 
 
+@pytest.mark.slow
 def test_feedback_html_for_the_reference(graded):
     html = render.render_feedback(graded["reference"], "html", student="ref", lang="en")
     assert "4 / 4" in html and "(100%)" in html
@@ -64,6 +66,7 @@ def test_feedback_html_for_the_reference(graded):
     assert "Every test passed." in md
 
 
+@pytest.mark.slow
 def test_feedback_names_the_mistake_and_hides_hidden_output(graded):
     results = graded["swapped"]
     hidden = next(t for t in results["tests"] if t["visibility"] == "after_published")
@@ -80,6 +83,7 @@ def test_feedback_names_the_mistake_and_hides_hidden_output(graded):
     assert "피드백" in ko and catalog.by_id("pe_sin_cos_swapped").hint_ko in ko and "숨겨진 테스트" in ko
 
 
+@pytest.mark.slow
 def test_feedback_for_a_crashed_submission(graded):
     results = graded["crashed"]
     html = render.render_feedback(results, "html", student="c", lang="en")
@@ -97,6 +101,7 @@ def test_feedback_for_a_submission_that_could_not_be_graded():
     assert "제출물을 채점할 수 없습니다." in render.render_feedback(results, "md", lang="ko")
 
 
+@pytest.mark.slow
 def test_summary_counts_passes_and_mistakes(graded):
     class_results = dict(graded)
     class_results["bob"] = error_results("bob.zip: not a valid zip file", "bob.zip")
@@ -114,6 +119,7 @@ def test_summary_counts_passes_and_mistakes(graded):
     assert "점수 분포" in render.render_summary(class_results, lang="ko")
 
 
+@pytest.mark.slow
 def test_korean_test_names_come_from_the_ko_docstring_line(tmp_path):
     shutil.copyfile(paths.solutions_dir() / "masks.py", tmp_path / "masks.py")
     results = grade_with_demo_suite(tmp_path, lang="ko")
@@ -123,6 +129,7 @@ def test_korean_test_names_come_from_the_ko_docstring_line(tmp_path):
     assert results["output"] == "4점 중 1점"
 
 
+@pytest.mark.slow
 def test_class_records_write_everything_and_resume(graded, tmp_path):
     subs = {}
     for name in graded:
@@ -155,6 +162,7 @@ def test_class_records_write_everything_and_resume(graded, tmp_path):
     other.close()
 
 
+@pytest.mark.slow
 def test_picture_problems_are_shown_as_data(graded):
     results = json.loads(json.dumps(graded["reference"]))
     results["extra_data"]["figure_problems"] = {"attention_causal": "<b>boom</b>\x1b[31m", "*": "TimeoutError"}

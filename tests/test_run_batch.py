@@ -88,6 +88,7 @@ print(json.dumps({"scores": scores, "errors": stats.errors}))
 """
 
 
+@pytest.mark.slow
 def test_a_batch_started_without_torch_forks_its_workers_and_shares_one_zygote(tmp_path):
     """`tkit grade --workers 2`: one zygote and one import of torch here for both workers (forked),
     whose children grade as usual."""

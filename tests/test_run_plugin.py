@@ -191,6 +191,7 @@ def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_no
     assert events == ["child", "child", "test", "test"]
 
 
+@pytest.mark.slow
 def test_the_suites_fixtures_say_what_is_missing_without_a_submission():
     """student and seed read the running test's context, not pytest's request: run
     without --submission, a suite's tests still stop at the kit's own explanation."""

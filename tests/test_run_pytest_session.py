@@ -18,6 +18,7 @@ def _outcomes(results: dict) -> list:
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_class"
 
 
+@pytest.mark.slow
 def test_a_kept_session_grades_each_submission_as_a_session_of_its_own():
     """alice (correct), chen (two mistakes), bob (stubs), then alice again, through one runner:
     every result as grading each alone gives, in the same order, nothing carried over."""
@@ -38,6 +39,7 @@ def test_a_kept_session_grades_each_submission_as_a_session_of_its_own():
     assert not runner.alive
 
 
+@pytest.mark.slow
 def test_keep_warm_routes_grade_folder_through_one_runner_per_collection(monkeypatch):
     from autograder.run import grading, pytest_session
 
@@ -66,6 +68,7 @@ def test_a_suite_that_does_not_import_is_reported_not_graded(tmp_path):
         pytest_session.SuiteRunner(GradingOptions(files=(broken,), seed=1), [broken])
 
 
+@pytest.mark.slow
 def test_a_grader_failure_in_a_kept_session_costs_that_submission_only(monkeypatch):
     """An exception of the grader's own code while a kept session grades one submission is that
     submission's error; the session ends and the next submission is graded by a fresh one."""

@@ -183,6 +183,7 @@ def test_huge_page_pieces_cover_the_aligned_large_regions_exactly():
     assert hugepages.collapse_step(iter(())) is False
 
 
+@pytest.mark.slow
 def test_the_spawn_launcher_degrades_loudly(tmp_path, monkeypatch):
     monkeypatch.setenv("TKIT_SANDBOX", "spawn")
     assert sandbox.launcher() == "spawn"

@@ -36,6 +36,8 @@ from autograder.records import gradebook
 from autograder.records.class_run import ClassRecords
 from autograder.run import batch, grading
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 ATTACKS = REPO / "tests" / "attacks"
 EXERCISE = "positional_encoding"

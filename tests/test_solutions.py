@@ -753,6 +753,7 @@ def test_autoencoder_shapes_and_range(ref):
         model.decode(torch.rand(5, 3))
 
 
+@pytest.mark.slow
 def test_train_autoencoder_reduces_loss(ref):
     # 64 synthetic "digits": a bright square at a random place on a dark background.
     images = torch.zeros(64, 1, 28, 28)
