@@ -12,7 +12,7 @@
     .venv/bin/python benchmarks/bench_batch.py                       # 100 submissions, 2 workers
     .venv/bin/python benchmarks/bench_batch.py --n 20 --exercise positional_encoding
     .venv/bin/python benchmarks/bench_batch.py --profile --n 3      # where a test's time goes
-    .venv/bin/python benchmarks/bench_batch.py --throughput --n 40  # vs baselines (issue 16)
+    .venv/bin/python benchmarks/bench_batch.py --throughput --n 40  # against two baselines (throughput.py)
 
 The machine's load is printed with the figures: other work on the same cores slows them.
 """

@@ -2,7 +2,7 @@
 the training tests, and one public + hidden run, next to ``python -c "import torch"`` measured in
 the same run (not a test).
 
-Target (issue 4): the hidden-suite run takes at most 3 s more than the torch import (the run
+Target: the hidden-suite run takes at most 3 s more than the torch import (the run
 includes the parent's pytest session and the sandboxed child, whose own torch import overlaps the
 parent's work). The public + hidden figure is printed for information. Each figure is the median of ``--repeat`` runs; the machine's load is printed with them,
 since other work on the same cores slows both.

@@ -1,4 +1,4 @@
-"""Benchmark of the training-based grading (issues 5 and 13): cost, fairness and power.
+"""Benchmark of the training-based grading: cost, fairness and power.
 
 Three parts, each selected by an option (all by default):
 

@@ -1,7 +1,7 @@
 """The process tree under a pid, read from Linux's ``/proc`` (no psutil in the kit's dependencies).
 
 Used by ``bench_batch.py`` (the memory of a worker and everything it started) and by
-``tests/test_resume.py`` (the workers a killed batch leaves behind).
+``tests/test_commands_grade_resume.py`` (the workers a killed batch leaves behind).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The ``--throughput`` mode of ``bench_batch.py`` (not a test): the kit against two baselines,
-measured one after the other in one run on the same cores (issue 16's targets).
+measured one after the other in one run on the same cores, as ratios beside their targets.
 
 - the kit: what ``tkit grade --workers W --no-pictures`` runs, in a fresh interpreter (public +
   hidden, no training tests) on a class of

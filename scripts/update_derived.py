@@ -2,7 +2,7 @@
 see :mod:`autograder.exports.stubs`) and the points table of ``README.md`` (``tkit list --markdown``).
 
 Run after adding or changing an exercise (see CONTRIBUTING.md): ``python scripts/update_derived.py``.
-``tests/test_stubs.py`` and ``tests/test_contributing.py`` fail while either is stale.
+``tests/test_exports_stubs.py`` and ``tests/test_exercises.py`` fail while either is stale.
 """
 
 from __future__ import annotations

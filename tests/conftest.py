@@ -71,3 +71,14 @@ def ref():
     for name, module in modules.items():
         assert Path(module.__file__).parent == SOLUTIONS_DIR, f"{name} resolved to {module.__file__}"
     return SimpleNamespace(**modules)
+
+
+@pytest.fixture
+def fresh_memo(monkeypatch):
+    """An empty memo (:mod:`autograder.memo`), on (``TKIT_MEMO`` unset); emptied again afterwards."""
+    from autograder import memo
+
+    monkeypatch.delenv("TKIT_MEMO", raising=False)
+    memo.clear()
+    yield
+    memo.clear()

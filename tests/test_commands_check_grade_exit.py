@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from autograder import cli, paths
@@ -17,6 +18,7 @@ def test_check_refuses_a_folder_without_exercise_files_in_one_line(tmp_path):
         f"Error: {tmp_path} holds no exercise files (such as positional_encoding.py or positional_encoding.ipynb)"]
 
 
+@pytest.mark.slow   # a grading run
 def test_check_says_which_folder_it_checks(tmp_path):
     shutil.copyfile(paths.solutions_dir() / "masks.py", tmp_path / "masks.py")
     run = CliRunner().invoke(cli.main, ["check", "masks", "--path", str(tmp_path), "--lang", "en"])

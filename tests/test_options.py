@@ -1,5 +1,5 @@
-"""GradingOptions (one validated, picklable value from the commands to the plugin), the shared
-click options, and the running test's context (no grading run here: all cheap)."""
+"""GradingOptions (one validated, picklable value from the commands to the plugin) and the shared
+click options (no grading run here: all cheap)."""
 
 import pickle
 from pathlib import Path
@@ -43,20 +43,6 @@ def test_options_are_normalised_frozen_and_picklable():
     with pytest.raises(TypeError):
         GradingOptions.of({"sed": 3})
     assert options.results_key() == {"visibility": ["public"], "names": ["masks", "attention"], "training": True}
-
-
-def test_the_running_test_context_is_scoped_and_missing_outside_a_test():
-    assert context.current(required=False) is None
-    with pytest.raises(context.NoTestRunning, match="no graded test is running"):
-        context.current()
-    run = context.RunState(seed=5)
-    outer = context.TestContext(exercise="masks", nodeid="a", seed=1, visibility="public", run=run)
-    with context.running(outer):
-        inner = context.TestContext(exercise="attention", nodeid="b", run=run)
-        with context.running(inner):
-            assert context.current() is inner and context.current().run.seed == 5
-        assert context.current() is outer
-    assert context.current(required=False) is None
 
 
 @pytest.mark.parametrize("argv, hint, text", [

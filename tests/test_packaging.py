@@ -132,6 +132,7 @@ def kit_wheel(tmp_path_factory):
     return build_wheel(source, root / "dist"), source
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_one_package_with_its_data(kit_wheel):
     wheel, _ = kit_wheel
     names = zipfile.ZipFile(wheel).namelist()
@@ -148,6 +149,7 @@ def test_the_wheel_holds_one_package_with_its_data(kit_wheel):
     assert "tkit = autograder.cli:entry" in zipfile.ZipFile(wheel).read(entry).decode()
 
 
+@pytest.mark.slow
 def test_the_installed_wheel_checks_and_grades_the_sample_class(kit_wheel, tmp_path):
     """From a folder outside the checkout, with no data folder: the packaged data and stubs are
     used, and the sample class gets exactly the README's totals for its seed."""
@@ -182,6 +184,7 @@ def test_the_installed_wheel_checks_and_grades_the_sample_class(kit_wheel, tmp_p
 # -- the student edition's wheel -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_student_editions_wheel_checks_from_anywhere(tmp_path):
     edition = release.build_edition(tmp_path / "student").root
     bin_dir = make_wheel_venv(tmp_path / "venv", build_wheel(edition, tmp_path / "dist"))

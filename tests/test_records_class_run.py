@@ -1,11 +1,14 @@
-"""ClassRecords: one results shape from the grading to the gradebook. A submission's Results is
-turned into results.json's data once, in the main process, and the class reports of a run read the
-objects it recorded (only an earlier run's submissions are read back from the gradebook)."""
+"""A class run's records (:mod:`autograder.records.class_run`): one results shape from the grading
+to the gradebook (a submission's Results is turned into results.json's data once, in the main
+process, and the class reports of a run read the objects it recorded; only an earlier run's
+submissions are read back from the gradebook), each student's folder and its link, and a
+results.json for a submission that could not be graded."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from urllib.parse import unquote
 
 import pytest
 
@@ -58,6 +61,7 @@ def _counting(monkeypatch, name):
     return calls
 
 
+@pytest.mark.slow   # a grading run
 def test_results_json_is_made_once_per_submission(toy_class, tmp_path, monkeypatch):
     suite, todo = toy_class
     out = tmp_path / "out"
@@ -75,6 +79,7 @@ def test_results_json_is_made_once_per_submission(toy_class, tmp_path, monkeypat
     assert grades[0].startswith("student_id,") and [row.split(",")[0] for row in grades[1:]] == ["ann", "ben", "cho"]
 
 
+@pytest.mark.slow   # a grading run
 def test_a_resumed_run_reads_back_only_the_submissions_it_did_not_grade(toy_class, tmp_path, monkeypatch):
     suite, todo = toy_class
     out = tmp_path / "out"
@@ -103,3 +108,30 @@ def test_on_result_takes_results_or_an_exception_only(tmp_path):
         assert json.loads((records.student_folder("ann") / "results.json").read_text())["score"] == 0.0
     finally:
         records.close()
+
+
+def test_class_records_link_each_students_own_folder(tmp_path):
+    records = ClassRecords(tmp_path, options={"names": None})
+    try:
+        # the folder name is the id percent-encoded (ids are data); the link encodes it once more
+        assert records.feedback_href("cy d") == "submissions/cy%2520d/feedback.html"
+        assert records.student_folder("cy d") == tmp_path / "submissions" / "cy%20d"
+        for sid in ("ann", "cy d", "=x<y>"):
+            href = unquote(records.feedback_href(sid))
+            assert tmp_path / href == records.student_folder(sid) / "feedback.html"
+    finally:
+        records.close()
+
+
+def test_a_submission_that_could_not_be_graded_gets_its_results_json(tmp_path):
+    records = ClassRecords(tmp_path, options={"names": None})
+    try:
+        bad = tmp_path / "bad.json"
+        bad.write_text("{}")
+        recorded = records.on_result("bad", bad, ValueError("bad.json is not a folder, a .zip or a .ipynb file"))
+    finally:
+        records.close()
+    written = json.loads((tmp_path / "submissions" / "bad" / "results.json").read_text(encoding="utf-8"))
+    assert written["score"] == 0 == recorded.score
+    assert "not a folder, a .zip or a .ipynb file" in json.dumps(written)
+    assert (tmp_path / "submissions" / "bad" / "feedback.html").is_file()

@@ -38,6 +38,7 @@ def toy(tmp_path):
     return sub, suite
 
 
+@pytest.mark.slow   # a grading run
 def test_the_plugin_grades_with_the_options_object_it_is_given(toy, monkeypatch):
     sub, suite = toy
     seen, argv = [], []
@@ -60,6 +61,7 @@ def test_the_plugin_grades_with_the_options_object_it_is_given(toy, monkeypatch)
     assert isinstance(results, Results) and results.seed == 11 and results.score == 1.0
 
 
+@pytest.mark.slow   # a grading run
 def test_grading_options_have_no_results_path_and_grading_writes_nothing(toy, tmp_path):
     assert "results_path" not in {f.name for f in dataclasses.fields(GradingOptions)}
     sub, suite = toy

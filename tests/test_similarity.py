@@ -107,6 +107,7 @@ def test_a_copied_exercise_with_renamed_variables_is_flagged_on_that_exercise_on
     assert all(p.similarity < matcher.FLAG_THRESHOLD for p in masks)
 
 
+@pytest.mark.slow
 def test_exercises_compared_in_worker_processes_give_the_same_result(tmp_path):
     attention = filled("attention", {"scaled_dot_product_attention": ATTENTION})
     entries = [student(tmp_path, "ann", {"attention": attention, "masks": filled("masks", MASKS_A)}),

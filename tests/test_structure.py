@@ -1,5 +1,6 @@
-"""The engine's shape (issue 11): imports flow one way, no module is over 400 lines, and the
-child package (copied into the sandbox as ``_tkit_child``) imports nothing of the kit.
+"""The engine's shape: imports flow one way, no module is over 400 lines, the child package
+(copied into the sandbox as ``_tkit_child``) imports nothing of the kit, at most 10 modules sit at
+the top of ``autograder/`` beside its stage packages, and the stages stack in at most 10 layers.
 
 The import graph counts every ``autograder`` import, at the top of a module or inside a function:
 an import hidden in a function still ties the two modules together. A package's ``__init__`` is
@@ -104,3 +105,73 @@ def test_the_child_package_imports_nothing_of_the_kit():
 def test_no_module_over_400_lines(path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)} has {lines} lines (at most {MAX_LINES})"
+
+
+MAX_TOP_MODULES = 10
+MAX_LAYERS = 10
+
+
+def stage_of(module: str) -> str:
+    """The stage a module belongs to: its package right below the top (``autograder.run.plugin``
+    -> ``autograder.run``), or the top-level module itself (``autograder.memo``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def stage_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``{stage: stages it imports}``: ``graph`` with each module replaced by its stage, imports
+    inside a stage left out."""
+    stages: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        stage = stage_of(module)
+        stages.setdefault(stage, set()).update(stage_of(m) for m in imported if stage_of(m) != stage)
+    return stages
+
+
+def layers(graph: dict[str, set[str]]) -> dict[str, int]:
+    """``{node: layer}`` of a graph without circles: 1 for a node that imports nothing, else one
+    more than the highest layer it imports."""
+    layer: dict[str, int] = {}
+    for node in graphlib.TopologicalSorter(graph).static_order():
+        layer[node] = 1 + max((layer[d] for d in graph.get(node, ())), default=0)
+    return layer
+
+
+def test_at_most_ten_modules_sit_at_the_top_of_the_package():
+    top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert "cli.py" in top and "paths.py" in top
+    assert len(top) <= MAX_TOP_MODULES, f"{len(top)} modules at the top of autograder/ " \
+                                        f"(at most {MAX_TOP_MODULES}; the others belong in a stage): {top}"
+
+
+def test_the_stages_stack_in_at_most_ten_layers_without_circles():
+    stages = stage_graph(import_graph(PACKAGE))
+    assert {"autograder.intake", "autograder.sandbox", "autograder.run", "autograder.memo"} <= set(stages)
+    assert "autograder.child" in stages["autograder.sandbox"] and "autograder.sandbox" in stages["autograder.run"]
+    assert find_cycle(stages) is None, f"stages import each other: {' -> '.join(find_cycle(stages))}"
+    layer = layers(stages)
+    top = max(layer.values())
+    shown = "; ".join(f"{n}: {', '.join(sorted(s for s in layer if layer[s] == n))}" for n in range(top, 0, -1))
+    assert top <= MAX_LAYERS, f"{top} layers of stages (at most {MAX_LAYERS}): {shown}"
+
+
+def test_the_stage_walker_finds_layers_and_a_circle_between_stages(tmp_path):
+    """Two stages can import each other without a circle of modules: ``x.low`` imports ``y.b`` and
+    ``y.a`` imports ``x.high``; that is a circle of stages all the same."""
+    package = tmp_path / "pkg"
+    for sub in ("x", "y"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text("")
+    (package / "x" / "low.py").write_text("from pkg import base\n")
+    (package / "x" / "high.py").write_text("from pkg.x import low\n")
+    (package / "y" / "a.py").write_text("from pkg.x import high\n")
+    graph = import_graph(package)
+    stages = stage_graph(graph)
+    assert stages == {"pkg": set(), "pkg.base": set(), "pkg.x": {"pkg.base"}, "pkg.y": {"pkg.x"}}
+    assert layers(stages) == {"pkg": 1, "pkg.base": 1, "pkg.x": 2, "pkg.y": 3}
+    (package / "y" / "b.py").write_text("def f():\n    return 1\n")
+    (package / "x" / "low.py").write_text("from pkg import base\nfrom pkg.y import b\n")
+    graph = import_graph(package)
+    assert find_cycle(graph) is None
+    assert sorted(find_cycle(stage_graph(graph))[1:]) == ["pkg.x", "pkg.y"]

@@ -17,18 +17,21 @@ def _explain(result: validate.CheckResult) -> str:
     return f"{result.label}: {result.score:g}/{result.max_score:g} {result.detail} (seed {SEED})"
 
 
+@pytest.mark.slow
 def test_reference_gets_every_point():
     result = validate.check_reference(list(exercises.NAMES), training=True, seed=SEED)
     assert result.ok, _explain(result)
     assert result.score == result.max_score == 100
 
 
+@pytest.mark.slow
 def test_stubs_get_nothing():
     result = validate.check_stubs(list(exercises.NAMES), training=True, seed=SEED)
     assert result.ok, _explain(result)
     assert result.score == 0 and result.max_score == 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant_id", [m.id for m in catalog.all_mutants()])
 def test_mutant_is_caught_and_named(mutant_id):
     result = validate.check_mutant(catalog.by_id(mutant_id), training=True, seed=SEED)

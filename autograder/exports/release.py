@@ -37,7 +37,7 @@ ENGINE_ROOTS = ("autograder.cli", "autograder.run.plugin", "autograder.intake.no
 # Paths (relative to the kit root) that are reference-only and never shipped.
 INSTRUCTOR_ONLY = ("solutions", "autograder/mistakes/catalog", "autograder/suites/hidden")
 # Runtime dependencies that only instructor commands import (``tkit similarity``): not in the
-# edition's pyproject.toml (tests/test_release.py checks that no shipped module imports them).
+# edition's pyproject.toml (tests/test_exports_release.py checks that no shipped module imports them).
 INSTRUCTOR_DEPENDENCIES = ("copydetect",)
 # Non-Python files shipped beside the modules, as glob patterns relative to the kit root.
 DATA_FILES = ("autograder/suites/pytest.ini", "autograder/locale/**/*.mo", "autograder/locale/**/*.po",

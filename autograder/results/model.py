@@ -14,7 +14,7 @@ Gradescope's schema: ``score``, ``execution_time``, ``output``, ``visibility``,
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
 
 This module imports neither torch nor pytest: exporting grades.csv or rendering reports
-must stay cheap (``tests/test_results.py`` checks it).
+must stay cheap (``tests/test_results_model.py`` checks it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A tiny grading suite for the report tests (run by tests/test_reports.py through the plugin).
+"""A tiny grading suite for the report tests (run by tests/test_reports_render.py through the plugin).
 
 Not a kit suite: its points do not add up to the exercises'. It exercises what the reports
 show: a passing/failing public test with a named mistake and attached plot data, a hidden
