@@ -29,6 +29,7 @@ MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaini
 RESET_TIMEOUT = 5.0          # seconds the between-tests reset may take at most
 MAX_TEST_OUTPUT = 2000  # characters of a test's printed output kept for its report
 _RUNNING = object()     # "the exercise whose test runs now" (see RemoteImpl._charge, _died)
+_CLEAN = object()       # a child that ran no student code yet (see RemoteImpl.begin_test)
 
 
 class SubmissionError(AssertionError):
@@ -96,6 +97,10 @@ class RemoteImpl:
     fails later imports at once, without a new child. ``deadline`` (a ``time.monotonic()``
     value) bounds every request, and so does the running exercise's share of the time
     (:meth:`set_budgets`): the time its requests took is counted in ``spent``.
+
+    Each exercise's tests start with none of the student's modules imported and the process-wide
+    state the child started with (:meth:`begin_test`): what a module does to its process at
+    import reaches only the tests that import it, its own and its composites'.
     """
 
     def __init__(self, submission: Path, limits: Limits | None = None, label: str = "submission"):
@@ -120,14 +125,16 @@ class RemoteImpl:
         self._calls: dict[str, frozenset] = {}  # callable names per class/module key, this child (make_ref)
         self._types: dict[str, tuple] = {}  # (type, mro) per class/module key, this child
         self._pending_reset: tuple | None = None  # (exercise,) of a reset sent, reply not read yet
+        self._worker_user = _CLEAN  # the exercise whose requests this child served (see begin_test)
+        self.replaced_for: list[str] = []  # what the last fresh_worker could not undo (the child was replaced)
         self.test_output = ""  # what the child printed since the last reset() (bounded)
 
     # -- lifecycle ---------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, use_spare: bool = True) -> None:
         """Start a child now without waiting for it (its torch import overlaps other work); the
-        spare (:meth:`prepare_spare`) when one is ready."""
+        spare (:meth:`prepare_spare`) when one is ready and ``use_spare``."""
         if self._child is None:
-            spare, self._spare = self._spare, None
+            spare, self._spare = (self._spare, None) if use_spare else (None, self._spare)
             if spare is not None and spare.proc.poll() is not None:
                 spare.kill()
                 spare = None
@@ -135,6 +142,7 @@ class RemoteImpl:
             self._gen += 1
             self._ready = False
             self._calls, self._types = {}, {}
+            self._worker_user = _CLEAN
 
     def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
         """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.sandbox.timeshare`):
@@ -153,8 +161,45 @@ class RemoteImpl:
 
     def begin_test(self, exercise: str | None) -> None:
         """A test of ``exercise`` starts: the child's deaths and the time its requests take
-        count against that exercise from now on."""
+        count against that exercise from now on. When the child served another exercise's
+        requests (ran its code), it is put back first (:meth:`fresh_worker`)."""
         self.exercise = exercise
+        if self._worker_user is not _CLEAN and self._worker_user != exercise:
+            self.fresh_worker()
+
+    def fresh_worker(self) -> None:
+        """Before another exercise's tests: have the child drop the student's modules (imported
+        again on use) and put back the process-wide state it started with
+        (:mod:`autograder.child.state`), one round trip; then the pending seed is sent again (see
+        :meth:`reset`). Handles made until now go stale. When the child reports something it
+        could not undo (a thread or process still running, a torch mode or operator registration
+        left behind), it is replaced by a fresh child (nothing of it carries over; no death is
+        counted), and :attr:`replaced_for` says why."""
+        self._settle()
+        previous, self._worker_user = self._worker_user, _CLEAN
+        self.replaced_for = []
+        child = self._child
+        if child is None or child.dead is not None or not self._ready:
+            return
+        try:
+            reply, tensors = child.request("fresh", timeout=min(RESET_TIMEOUT, self.limits.call_timeout))
+            value = wire.decode(reply.get("value"), tensors) if reply.get("ok") else None
+            left = value.get("left") if isinstance(value, dict) else ["no valid reply"]
+        except (ChildDied, ProtocolError):
+            self._died(None if previous is _CLEAN else previous)  # the next request starts a new child
+            return
+        except wire.WireError:
+            left = ["no valid reply"]
+        self._gen += 1
+        self._modules.clear()
+        self._calls, self._types = {}, {}
+        if left:
+            self.replaced_for = [str(name) for name in list(left)[:8]]
+            self._child.close()
+            self._child = None
+            self.start(use_spare=False)  # the hidden tests' spare stays theirs
+            return
+        self.reset(seed=self._seed)
 
     def _time_left(self) -> float | None:
         """Seconds the next request may take (None: no bound); SubmissionError when none are left."""
@@ -317,6 +362,8 @@ class RemoteImpl:
         if left is not None:
             timeout = min(timeout, left)
         child = self._live_child()
+        if op != "seed" and self._worker_user is _CLEAN:
+            self._worker_user = self.exercise
         if target is not None and target._gen != self._gen:
             raise SubmissionError("crash", _(
                 "{what} belongs to an earlier process of the submission that has died").format(what=what))
