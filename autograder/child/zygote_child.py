@@ -41,7 +41,7 @@ import struct
 import sys
 import traceback
 
-from . import hugepages, jail, runner, syscalls, tasks, wire  # noqa: F401  (imported here so children never load them)
+from . import channels, hugepages, jail, runner, syscalls, tasks, wire  # noqa: F401  (imported here so children never load them)
 
 STATUS_START = struct.Struct("<ii")  # child pid (in the zygote's PID namespace), child uid
 STATUS_EXIT = struct.Struct("<i")     # exit code, negative for a signal
