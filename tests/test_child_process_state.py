@@ -1,12 +1,15 @@
 """One exercise costs only itself, also through process-wide state (child/state.py, RemoteImpl.begin_test).
 
-A correct submission whose ``attention.py`` changes its process at import (default dtype, grad
+A correct submission whose ``embedding.py`` changes its process at import (default dtype, grad
 mode, a monkeypatched ``torch.nn.functional`` function, ``sys.modules``...) may lose points in
-attention and its composites; every other exercise graded in the same child after it keeps full
-marks. ``attention`` is the first exercise the suites run (files in name order), so every other
-exercise of the run is graded after the change. The other tests show, in one child, that each
-change is real (later code of the same exercise sees it) and gone for the next exercise, and
-that what cannot be put back (a thread) gets the next exercise a fresh child.
+embedding and its composite (transformer); every other exercise graded in the same child after
+it keeps full marks. ``embedding`` is the first exercise the suites run (their files go in the
+order of ``autograder/exercises.py``), so every other exercise of the run is graded after the
+change. Without the defence four of them cost other exercises points (default dtype and device,
+F.relu, sys.modules: feed_forward, positional_encoding, masks, attention, rope). The other tests
+show, in one child, that each change is real (later code of the same exercise sees it) and gone
+for the next exercise, and that what cannot be put back (a thread, an operator override) gets
+the next exercise a fresh child.
 """
 
 import shutil
@@ -23,8 +26,8 @@ from autograder.sandbox import Limits
 from autograder.sandbox.remote import RemoteImpl
 
 REPO = Path(__file__).resolve().parent.parent
-MUTATED = "attention"
-GRADED = ["attention", "embedding", "feed_forward", "masks", "positional_encoding", "rope"]
+MUTATED = "embedding"
+GRADED = ["embedding", "positional_encoding", "masks", "attention", "feed_forward", "rope"]  # run in this order
 # name -> (code run at import of the mutated module, the probe's key, its value afterwards)
 MUTATORS = {
     "default dtype": ("torch.set_default_dtype(torch.float64)", "dtype", "torch.float64"),
@@ -72,7 +75,7 @@ def _per_exercise(results) -> dict[str, tuple[float, float]]:
 
 
 def test_a_side_effect_at_import_costs_only_its_exercise(tmp_path):
-    """Each mutator at import of attention.py: every other graded exercise keeps full marks."""
+    """Each mutator at import of embedding.py: every other graded exercise keeps full marks."""
     todo = [(name.replace(" ", "_").replace(".", "_"), _submission(tmp_path / f"s{i}", line))
             for i, (name, (line, _, _)) in enumerate(MUTATORS.items())]
     done = {}
