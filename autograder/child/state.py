@@ -212,8 +212,8 @@ ITEMS = (
 # put back without comparing: a pending timer is not read, and reading flush-denormal costs a tensor op
 ALWAYS = ("signal handlers and timers", "flush denormal")
 
-# modules and classes whose attributes a student might monkeypatch (F.softmax = ...): put back by a
-# deep restore, where no fresh worker can be forked. Names, looked up at capture.
+# modules and classes whose attributes a student might monkeypatch (F.softmax = ...): put back by the
+# deep restore of ``fresh``, before another exercise's tests. Names, looked up at capture.
 NAMESPACES = ("builtins", "math", "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg",
               "torch.special", "torch.fft", "torch.autograd", "torch.optim", "torch.utils.data")
 CLASSES = ("torch.Tensor", "torch.nn.Module", "torch.nn.Parameter", "torch.optim.Optimizer")
@@ -232,7 +232,7 @@ class Snapshot:
 
 def capture(deep: bool = True) -> Snapshot:
     """The current state (call before any student code runs); ``deep``: also what a deep
-    :func:`restore` needs (~1 ms: every namespace's attributes)."""
+    :func:`restore` needs (~5 ms: a copy of every namespace's attributes)."""
     snap = Snapshot()
     for name, get, _ in ITEMS:
         try:
