@@ -71,6 +71,7 @@ stats = batch.grade_many(todo, out, workers=workers, on_result=lambda sid, path,
                          options=dict(names=names, seed=0, training=False))
 assert stats.errors == 0, stats
 import json
+out.mkdir(parents=True, exist_ok=True)  # grade_many writes nothing itself
 (out / "scores.json").write_text(json.dumps(scores))
 from autograder.cli import leave
 leave(0)  # as the tkit console script ends (autograder.cli.entry): no torch teardown

@@ -192,7 +192,8 @@ def test_the_spawn_launcher_degrades_loudly(tmp_path, monkeypatch):
     report = doctor.gather()
     active = {name.split(" (")[0]: ok for name, ok, _ in report["checks"]}
     assert report["launcher"] == "spawn"
-    assert set(report["sandbox"]) == {"memory_cap", "memory_cap_bytes", "mapped_at_start"}  # no namespaces
+    assert set(report["sandbox"]) == {"memory_cap", "memory_cap_bytes", "mapped_at_start",
+                                      "syscall_filter"}  # no namespaces
     assert active["namespaces"] is False and active["rlimits"] is True
     assert active["memory cap counting shared memory"] is (report["sandbox"]["memory_cap"] == "RLIMIT_AS")
     monkeypatch.setenv("TKIT_SANDBOX", "bwrap")

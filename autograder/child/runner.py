@@ -14,7 +14,13 @@ the pipe pair it was given:
                                        record lists the names worth it: :func:`callable_names`)
 ``list {ref}``                         -> ``list(obj)`` (bounded)
 ``seed {seed}``                        -> seeds torch, random and numpy
-``reset {seed?}``                      -> drops every ref but the modules', then seeds
+``reset {seed?}``                      -> drops every ref but the modules', puts back the
+                                       process-wide state of :mod:`.state`, then seeds
+``fresh``                              -> before another exercise's tests: drops every ref and
+                                       the student's modules (imported again on use), puts
+                                       back torch's namespaces and ``sys.modules`` too, empties
+                                       the working directory; ``{"left": [...]}`` names what
+                                       could not be undone (the parent then replaces the child)
 ``task {name, args, kwargs}``          -> a kit-provided routine of :mod:`.tasks`
 
 Everything that goes wrong inside student code comes back as an error record
@@ -37,7 +43,7 @@ import sys
 import traceback
 import types
 
-from . import wire
+from . import state, wire
 
 MAX_TEXT = 4000
 MAX_LIST = 10_000
@@ -48,10 +54,12 @@ class Server:
 
     def __init__(self, submission: str, info: dict | None = None):
         self.submission = os.path.realpath(submission)
+        self.folder = os.path.abspath(submission)  # as on sys.path (student modules' __file__)
         self.info = dict(info or {})  # extra facts for ``hello`` (the sandbox's protections)
         self.refs: dict[int, object] = {}
         self.next_id = itertools.count(1)
         self.described: set[str] = set()  # the keys whose callable names were sent (make_ref)
+        self.start_state = state.capture()  # before any student code: what reset and fresh put back
 
     # -- values ---------------------------------------------------------------
     def make_ref(self, obj) -> dict:
@@ -122,15 +130,32 @@ class Server:
             # drop the handles of the previous test but keep the modules' (they stay imported);
             # no gc.collect(): with torch loaded it costs ~150 ms, and refcounting frees the rest
             self.refs = {k: v for k, v in self.refs.items() if isinstance(v, types.ModuleType)}
+            state.restore(self.start_state)
             if req.get("seed") is not None:
                 seed_everything(int(req["seed"]))
             return None
+        if op == "fresh":
+            return self.fresh()
         if op == "task":
             from . import tasks
 
             args, kwargs = self.decode_args(req, tensors)
             return tasks.run(str(req["name"]), *args, **kwargs)
         raise ValueError(f"unknown op {op!r}")
+
+    def fresh(self) -> dict:
+        """The ``fresh`` request (see the module docstring): ``{"left": [what could not be undone]}``."""
+        self.refs = {}
+        self.described = set()
+        folders = (self.submission + os.sep, self.folder + os.sep)
+        known = self.start_state.modules
+        for name in [n for n in sys.modules if n not in known]:  # imported since: few
+            origin = getattr(sys.modules[name], "__file__", None)
+            if isinstance(origin, str) and origin.startswith(folders):
+                del sys.modules[name]
+        failed = state.restore(self.start_state, deep=True)
+        _empty_folder(self.start_state.values.get("working directory", "."))
+        return {"left": failed + state.leftovers(self.start_state)}
 
     def error_record(self, exc: BaseException, op: str | None, module: str | None) -> dict:
         rec = {
@@ -188,6 +213,24 @@ def callable_names(obj) -> list[str]:
         return []
 
 
+def _empty_folder(folder: str) -> None:
+    """Remove what ``folder`` holds (best effort: what cannot be removed stays)."""
+    import shutil
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
 def _is_plain_name(name: str) -> bool:
     return name.isidentifier() and name not in sys.builtin_module_names
 
@@ -227,16 +270,18 @@ def seed_everything(seed: int) -> None:
         np.random.seed(seed % (2**32))
 
 
+RLIMITS = {
+    "memory_bytes": resource.RLIMIT_DATA,
+    "cpu_seconds": resource.RLIMIT_CPU,
+    "file_bytes": resource.RLIMIT_FSIZE,
+    "nproc": resource.RLIMIT_NPROC,
+    "open_files": resource.RLIMIT_NOFILE,
+}
+
+
 def apply_limits(limits: dict) -> None:
-    """Apply rlimits to this process (inherited by anything it starts)."""
-    table = {
-        "memory_bytes": resource.RLIMIT_DATA,
-        "cpu_seconds": resource.RLIMIT_CPU,
-        "file_bytes": resource.RLIMIT_FSIZE,
-        "nproc": resource.RLIMIT_NPROC,
-        "open_files": resource.RLIMIT_NOFILE,
-    }
-    for key, which in table.items():
+    """Apply the rlimits of ``limits`` (:data:`RLIMITS`) to this process (inherited by anything it starts)."""
+    for key, which in RLIMITS.items():
         value = limits.get(key)
         if value:
             try:
@@ -277,7 +322,8 @@ def import_trusted() -> None:
     """Import what every child uses, before any submission is on ``sys.path`` (so that no
     student file can shadow it): torch (on one thread), safetensors and, where torch brought
     numpy in, ``numpy.random``, which :func:`seed_everything` seeds before every test (a lazy
-    submodule of numpy 2: imported by each child's first test otherwise, ~8 ms per child)."""
+    submodule of numpy 2: imported by each child's first test otherwise, ~8 ms per child); and
+    the seccomp binding (:func:`.syscalls.prepare`)."""
     import torch
 
     torch.set_num_threads(1)
@@ -285,6 +331,9 @@ def import_trusted() -> None:
 
     if "numpy" in sys.modules:
         import numpy.random  # noqa: F401
+    from . import syscalls
+
+    syscalls.prepare()
 
 
 def main(argv: list[str]) -> None:
@@ -294,7 +343,12 @@ def main(argv: list[str]) -> None:
     apply_limits(json.loads(argv[3]))
     import_trusted()
     limits = json.loads(argv[3])
-    serve(in_fd, out_fd, submission, {"sandbox": cap_memory(limits.get("memory_bytes", 0))})
+    info = cap_memory(limits.get("memory_bytes", 0))
+    if sys.platform.startswith("linux"):
+        from . import syscalls
+
+        info.update(syscalls.install(limits.get("syscall_filter", True)))
+    serve(in_fd, out_fd, submission, {"sandbox": info})
 
 
 def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) -> None:

@@ -219,6 +219,15 @@ def probe(hidden_paths=(), outside_paths=()):
     }
 
 
+@task
+def channel(step: str, name: str, token: int, value: int = 0):
+    """One step of a probe of the kernel paths between two children (:mod:`.channels`; for
+    ``tkit doctor`` and the kit's tests): ``{"value": n or None, "error": "..."}``."""
+    from . import channels
+
+    return channels.run(step, name, token, value)
+
+
 def _inside(path: str, folder: str) -> bool:
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip("/") + "/")

@@ -22,7 +22,8 @@ Per request two processes are forked (see :mod:`.jail`):
   until the worker ends and sends the worker's exit code (an ``int32``: negative = killed by
   that signal); its exit ends the namespace and kills whatever the worker left behind;
 - the *worker* builds its private root, drops to its own unprivileged uid, applies the
-  rlimits and serves requests with :func:`.runner.serve`.
+  rlimits, loads the seccomp filter of :mod:`.syscalls` (no file locks, no inotify) and
+  serves requests with :func:`.runner.serve`.
 
 Where namespaces are refused, the child runs in the host file system with a private uid
 (when root) and rlimits only, and reports ``"namespaces": false`` in its ``hello`` reply.
@@ -40,7 +41,7 @@ import struct
 import sys
 import traceback
 
-from . import hugepages, jail, runner, tasks, wire  # noqa: F401  (imported here so children never load them)
+from . import channels, hugepages, jail, runner, syscalls, tasks, wire  # noqa: F401  (imported here so children never load them)
 
 STATUS_START = struct.Struct("<ii")  # child pid (in the zygote's PID namespace), child uid
 STATUS_EXIT = struct.Struct("<i")     # exit code, negative for a signal
@@ -229,7 +230,8 @@ def child_main(spec: dict, pipes: tuple[int, int, int], report: dict, uid: int) 
         jail.die_with_parent()
         runner.apply_limits(spec["limits"])
         report.update(runner.cap_memory(spec["limits"].get("memory_bytes", 0)))
-        report["rlimits"] = sorted(k for k, v in spec["limits"].items() if v)
+        report["rlimits"] = sorted(k for k, v in spec["limits"].items() if v and k in runner.RLIMITS)
+        report.update(syscalls.install(spec["limits"].get("syscall_filter", True)))  # last: before student code
     except BaseException:
         os.write(2, ("the sandbox could not be set up:\n" + traceback.format_exc()).encode())
         os._exit(71)

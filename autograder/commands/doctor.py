@@ -1,4 +1,6 @@
-"""``tkit doctor``: which sandbox protections are active on this machine, measured from inside a child."""
+"""``tkit doctor``: which sandbox protections are active on this machine, measured from inside
+a child, and whether two children can pass data through the kernel (locks, inotify, IPC,
+abstract sockets, ``/proc``), measured from inside two."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ def gather() -> dict:
     """Start one child the way grading does and ask it what it can see and do.
 
     Returns ``{"launcher", "sandbox" (the child's own report), "probe" (tasks.probe's facts),
-    "checks": [(protection, active: bool, detail), ...]}``.
+    "checks": [(protection, active: bool, detail), ...]}``; the checks end with the seccomp filter
+    and one row per kernel path between two children (:func:`channel_checks`).
     """
     import os
     import tempfile
@@ -54,7 +57,65 @@ def gather() -> dict:
          "PID namespace: its end kills all" if box.get("namespaces") else
          "process group only: a daemon that calls setsid() may survive"),
     ]
+    checks.append(("seccomp filter (no file locks, inotify, keyrings, io_uring)",
+                   box.get("syscall_filter") == "seccomp", box.get("syscall_filter", "not reported")))
+    checks += channel_checks()
     return {"launcher": info.get("launcher"), "sandbox": box, "probe": facts, "checks": checks}
+
+
+CHANNEL_LABELS = {
+    "posix_lock": "POSIX byte-range locks (F_SETLK/F_GETLK)",
+    "ofd_lock": "open-file-description locks (F_OFD_*)",
+    "flock": "flock locks",
+    "inotify": "inotify watches on shared files",
+    "sysv_shm": "SysV IPC (shared memory)",
+    "posix_mq": "POSIX message queues",
+    "posix_shm": "POSIX shared memory (/dev/shm)",
+    "abstract_socket": "abstract Unix sockets",
+    "proc_sys": "writable /proc/sys and /sys entries",
+}
+
+
+def channel_checks(limits=None) -> list[tuple[str, bool, str]]:
+    """Each kernel path between two children (:mod:`autograder.child.channels`), measured from
+    inside two children started as grading starts them (``limits``: their :class:`Limits`; the
+    kit's tests turn the seccomp filter off to show what it closes): ``[(name, closed, detail)]``,
+    detail starting with "closed" or "OPEN"."""
+    import random
+    import tempfile
+    from pathlib import Path
+
+    from autograder import sandbox
+    from autograder.child import channels
+    from autograder.sandbox.remote import RemoteImpl
+
+    limits = limits or sandbox.Limits(call_timeout=20)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tkit-doctor-") as folder:
+        sender, receiver = RemoteImpl(Path(folder), limits, label="doctor"), RemoteImpl(Path(folder), limits, label="doctor")
+        try:
+            sender.start()
+            receiver.start()
+            for name in channels.CHANNELS:
+                token, value = random.randrange(1, 1 << 30), random.randrange(1, 256)
+                listened = receiver.task("channel", "listen", name, token)
+                sent = sender.task("channel", "send", name, token, value)
+                got = receiver.task("channel", "receive", name, token)
+                for side in (sender, receiver):
+                    side.task("channel", "close", name, token)
+                why = got["error"] or sent["error"] or listened["error"] or "nothing arrived"
+                if name == "proc_sys":
+                    closed = got["value"] is None
+                    detail = "closed: no entry outside the child's namespaces" if closed else \
+                        f"OPEN: {got['value']} entries can be opened for writing"
+                else:
+                    closed = got["value"] != value
+                    detail = f"closed ({why})" if closed else f"OPEN: the value sent ({value}) arrived"
+                rows.append((f"no channel between children: {CHANNEL_LABELS[name]}", closed, detail))
+        finally:
+            sender.close()
+            receiver.close()
+    return rows
 
 
 def _memory_detail(box: dict) -> str:

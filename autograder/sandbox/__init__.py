@@ -35,6 +35,8 @@ Modules:
   :mod:`autograder.child.zygote_child`);
 - :mod:`~autograder.sandbox.remote`: :class:`~autograder.sandbox.remote.RemoteImpl`, the
   ``student`` a test sees; :mod:`~autograder.sandbox.handles`: its handles to objects in the child;
+  :mod:`~autograder.sandbox.errors`: :class:`~autograder.sandbox.errors.SubmissionError`, what
+  goes wrong there, in a student's words;
 - :mod:`~autograder.sandbox.timeshare`: each exercise's share of the submission's time limit.
 
 In: a submission folder (from :mod:`autograder.intake`) and :class:`Limits`. Out: plain data and

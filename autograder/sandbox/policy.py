@@ -34,11 +34,13 @@ class Limits:
     nproc: int = 64                   # RLIMIT_NPROC: processes and threads (a private uid's, when root)
     work_bytes: int = 256 * 1024**2   # size of the writable tmpfs (zygote launcher with namespaces)
     preload_training: bool = False    # a training child: the zygote imports what optimizers need first (tasks.preload)
+    syscall_filter: bool = True       # the child's seccomp filter (child/syscalls.py); False only in the kit's own tests
 
     def child_view(self) -> dict:
         """The limits the child applies to itself."""
         data = asdict(self)
-        return {k: data[k] for k in ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "nproc")}
+        return {k: data[k] for k in ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "nproc",
+                                     "syscall_filter")}
 
 
 def launcher() -> str:

@@ -22,6 +22,7 @@ from autograder.child import wire
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 from autograder.sandbox import timeshare
+from autograder.sandbox.errors import SubmissionError, describe_error  # noqa: F401  (SubmissionError re-exported)
 from autograder.sandbox.handles import RemoteMethod, RemoteObject
 
 MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doctor, pictures)
@@ -29,59 +30,7 @@ MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaini
 RESET_TIMEOUT = 5.0          # seconds the between-tests reset may take at most
 MAX_TEST_OUTPUT = 2000  # characters of a test's printed output kept for its report
 _RUNNING = object()     # "the exercise whose test runs now" (see RemoteImpl._charge, _died)
-
-
-class SubmissionError(AssertionError):
-    """A failure caused by the submission. ``kind`` is one of: missing_file,
-    syntax_error, import_error, not_implemented, system_exit, exception,
-    encode_error, crash, timeout, protocol, time_limit, gave_up.
-    ``output`` is what the child printed during the failing call (truncated);
-    ``error_type``/``error_message`` the student's exception, when one was raised."""
-
-    def __init__(self, kind: str, message: str, output: str = "", module: str | None = None,
-                 error_type: str = "", error_message: str = ""):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.output = output
-        self.module = module
-        self.error_type = error_type          # the student's exception class name, if any
-        self.error_message = error_message    # and its message
-
-
-def describe_error(err: dict, what: str) -> str:
-    """A student-facing sentence for a child error record (see runner.error_record)."""
-    kind = err.get("kind")
-    message = str(err.get("message", ""))
-    if kind == "missing_file":
-        text = _("expected {file} in the submission").format(file=f"{err.get('missing')}.py")
-        importer = err.get("importer")
-        if importer and importer != err.get("missing"):
-            text += " " + _("(imported by {file})").format(file=f"{importer}.py")
-        return text
-    if kind == "syntax_error":
-        text = _("syntax error in {file}, line {line}: {message}").format(
-            file=err.get("filename"), line=err.get("lineno"), message=message)
-        if err.get("text"):
-            text += f"\n    {err['text']}"
-        return text
-    if kind == "not_implemented":
-        return _("not implemented yet: {message}").format(message=message or what)
-    if kind == "system_exit":
-        return _("{message} while running {what}; a submission must not exit the process").format(
-            message=message, what=what)
-    if kind == "encode_error":
-        return _("{what} returned a value the grader cannot receive: {message}").format(
-            what=what, message=message)
-    if kind == "import_error":
-        head = _("importing {what} failed: {error}").format(what=what, error=f"{err.get('type')}: {message}")
-    else:
-        head = _("{what} raised {error}").format(what=what, error=f"{err.get('type')}: {message}")
-    frames = err.get("trace") or []
-    if frames:
-        head += "\n" + "\n".join(
-            f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
-    return head
+_CLEAN = object()       # a child that ran no student code yet (see RemoteImpl.begin_test)
 
 
 class RemoteImpl:
@@ -96,6 +45,10 @@ class RemoteImpl:
     fails later imports at once, without a new child. ``deadline`` (a ``time.monotonic()``
     value) bounds every request, and so does the running exercise's share of the time
     (:meth:`set_budgets`): the time its requests took is counted in ``spent``.
+
+    Each exercise's tests start with none of the student's modules imported and the process-wide
+    state the child started with (:meth:`begin_test`): what a module does to its process at
+    import reaches only the tests that import it, its own and its composites'.
     """
 
     def __init__(self, submission: Path, limits: Limits | None = None, label: str = "submission"):
@@ -120,14 +73,16 @@ class RemoteImpl:
         self._calls: dict[str, frozenset] = {}  # callable names per class/module key, this child (make_ref)
         self._types: dict[str, tuple] = {}  # (type, mro) per class/module key, this child
         self._pending_reset: tuple | None = None  # (exercise,) of a reset sent, reply not read yet
+        self._worker_user = _CLEAN  # the exercise whose requests this child served (see begin_test)
+        self.replaced_for: list[str] = []  # what the last fresh_worker could not undo (the child was replaced)
         self.test_output = ""  # what the child printed since the last reset() (bounded)
 
     # -- lifecycle ---------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, use_spare: bool = True) -> None:
         """Start a child now without waiting for it (its torch import overlaps other work); the
-        spare (:meth:`prepare_spare`) when one is ready."""
+        spare (:meth:`prepare_spare`) when one is ready and ``use_spare``."""
         if self._child is None:
-            spare, self._spare = self._spare, None
+            spare, self._spare = (self._spare, None) if use_spare else (None, self._spare)
             if spare is not None and spare.proc.poll() is not None:
                 spare.kill()
                 spare = None
@@ -135,6 +90,7 @@ class RemoteImpl:
             self._gen += 1
             self._ready = False
             self._calls, self._types = {}, {}
+            self._worker_user = _CLEAN
 
     def set_budgets(self, budgets: dict[str, float], time_limit: float) -> None:
         """Each exercise's share of the submission's ``time_limit`` (see :mod:`autograder.sandbox.timeshare`):
@@ -153,8 +109,45 @@ class RemoteImpl:
 
     def begin_test(self, exercise: str | None) -> None:
         """A test of ``exercise`` starts: the child's deaths and the time its requests take
-        count against that exercise from now on."""
+        count against that exercise from now on. When the child served another exercise's
+        requests (ran its code), it is put back first (:meth:`fresh_worker`)."""
         self.exercise = exercise
+        if self._worker_user is not _CLEAN and self._worker_user != exercise:
+            self.fresh_worker()
+
+    def fresh_worker(self) -> None:
+        """Before another exercise's tests: have the child drop the student's modules (imported
+        again on use) and put back the process-wide state it started with
+        (:mod:`autograder.child.state`), one round trip; then the pending seed is sent again (see
+        :meth:`reset`). Handles made until now go stale. When the child reports something it
+        could not undo (a thread or process still running, a torch mode or operator registration
+        left behind), it is replaced by a fresh child (nothing of it carries over; no death is
+        counted), and :attr:`replaced_for` says why."""
+        self._settle()
+        previous, self._worker_user = self._worker_user, _CLEAN
+        self.replaced_for = []
+        child = self._child
+        if child is None or child.dead is not None or not self._ready:
+            return
+        try:
+            reply, tensors = child.request("fresh", timeout=min(RESET_TIMEOUT, self.limits.call_timeout))
+            value = wire.decode(reply.get("value"), tensors) if reply.get("ok") else None
+            left = value.get("left") if isinstance(value, dict) else ["no valid reply"]
+        except (ChildDied, ProtocolError):
+            self._died(None if previous is _CLEAN else previous)  # the next request starts a new child
+            return
+        except wire.WireError:
+            left = ["no valid reply"]
+        self._gen += 1
+        self._modules.clear()
+        self._calls, self._types = {}, {}
+        if left:
+            self.replaced_for = [str(name) for name in list(left)[:8]]
+            self._child.close()
+            self._child = None
+            self.start(use_spare=False)  # the hidden tests' spare stays theirs
+            return
+        self.reset(seed=self._seed)
 
     def _time_left(self) -> float | None:
         """Seconds the next request may take (None: no bound); SubmissionError when none are left."""
@@ -317,6 +310,8 @@ class RemoteImpl:
         if left is not None:
             timeout = min(timeout, left)
         child = self._live_child()
+        if op != "seed" and self._worker_user is _CLEAN:
+            self._worker_user = self.exercise
         if target is not None and target._gen != self._gen:
             raise SubmissionError("crash", _(
                 "{what} belongs to an earlier process of the submission that has died").format(what=what))

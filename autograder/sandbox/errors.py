@@ -1,0 +1,62 @@
+"""What goes wrong in a submission's child, for the student: :class:`SubmissionError` and
+:func:`describe_error` (the sentence for a child's error record, see
+:meth:`autograder.child.runner.Server.error_record`). Raised by :mod:`autograder.sandbox.remote`,
+which re-exports :class:`SubmissionError`.
+"""
+
+from __future__ import annotations
+
+from autograder.i18n import _
+
+
+class SubmissionError(AssertionError):
+    """A failure caused by the submission. ``kind`` is one of: missing_file,
+    syntax_error, import_error, not_implemented, system_exit, exception,
+    encode_error, crash, timeout, protocol, time_limit, gave_up.
+    ``output`` is what the child printed during the failing call (truncated);
+    ``error_type``/``error_message`` the student's exception, when one was raised."""
+
+    def __init__(self, kind: str, message: str, output: str = "", module: str | None = None,
+                 error_type: str = "", error_message: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.output = output
+        self.module = module
+        self.error_type = error_type          # the student's exception class name, if any
+        self.error_message = error_message    # and its message
+
+
+def describe_error(err: dict, what: str) -> str:
+    """A student-facing sentence for a child error record (see runner.error_record)."""
+    kind = err.get("kind")
+    message = str(err.get("message", ""))
+    if kind == "missing_file":
+        text = _("expected {file} in the submission").format(file=f"{err.get('missing')}.py")
+        importer = err.get("importer")
+        if importer and importer != err.get("missing"):
+            text += " " + _("(imported by {file})").format(file=f"{importer}.py")
+        return text
+    if kind == "syntax_error":
+        text = _("syntax error in {file}, line {line}: {message}").format(
+            file=err.get("filename"), line=err.get("lineno"), message=message)
+        if err.get("text"):
+            text += f"\n    {err['text']}"
+        return text
+    if kind == "not_implemented":
+        return _("not implemented yet: {message}").format(message=message or what)
+    if kind == "system_exit":
+        return _("{message} while running {what}; a submission must not exit the process").format(
+            message=message, what=what)
+    if kind == "encode_error":
+        return _("{what} returned a value the grader cannot receive: {message}").format(
+            what=what, message=message)
+    if kind == "import_error":
+        head = _("importing {what} failed: {error}").format(what=what, error=f"{err.get('type')}: {message}")
+    else:
+        head = _("{what} raised {error}").format(what=what, error=f"{err.get('type')}: {message}")
+    frames = err.get("trace") or []
+    if frames:
+        head += "\n" + "\n".join(
+            f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
+    return head
