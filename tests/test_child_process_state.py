@@ -167,6 +167,23 @@ def test_an_operator_override_gets_a_fresh_child(tmp_path):
         impl.close()
 
 
+def test_module_state_of_one_exercise_does_not_reach_another(tmp_path):
+    """attacks/call_recorder: positional_encoding.py records every call the grader makes; rope.py
+    imports it and prints the record. Rope's tests import their own positional_encoding, afresh:
+    the record they print is empty."""
+    attack = REPO / "tests" / "attacks" / "call_recorder"
+    folder = _submission(tmp_path / "sub", "")
+    with open(folder / "positional_encoding.py", "a") as f:
+        f.write("\n" + (attack / "attack_suffix.py").read_text())
+    shutil.copyfile(attack / "rope.py", folder / "rope.py")
+    done = {}
+    batch.grade_many([("recorder", folder)], tmp_path / "out", workers=1,
+                     on_result=lambda sid, path, r: done.update({sid: r}),
+                     options=dict(names=["positional_encoding", "rope"], seed=0, training=False))
+    printed = [t.output for t in done["recorder"].tests if t.exercise == "rope" and "recorded calls:" in t.output]
+    assert printed and all(out.rstrip().endswith("recorded calls:") for out in printed)
+
+
 def test_the_state_module_restores_in_this_process():
     """``child/state.py`` on its own (the fallback where the child cannot be replaced cheaply):
     every item, a monkeypatched function and a replaced ``sys.modules`` entry come back."""

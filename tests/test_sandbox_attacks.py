@@ -327,7 +327,7 @@ def test_what_a_student_sees_does_not_depend_on_the_hidden_tests(runs, tmp_path)
     """attacks/call_recorder prints every call it recorded under its failing rope tests: the public
     results are the same whether the hidden tests ran in the same grading or not."""
     attacked = runs["attacked"]["attack_call_recorder"]
-    assert any("recorded calls: " in out for _, _, _, out in _public(attacked))
+    assert any("recorded calls:" in out for _, _, _, out in _public(attacked))  # empty: rope imports its own
     public_only = grading.grade_submission(runs["attacks"]["attack_call_recorder"],
                                            **{**OPTIONS, "visibility": ("public",)}).to_gradescope()
     assert _public(attacked) == _public(public_only)
