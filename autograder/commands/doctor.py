@@ -118,6 +118,33 @@ def channel_checks(limits=None) -> list[tuple[str, bool, str]]:
     return rows
 
 
+def cjk_font(run=None) -> str | None:
+    """The family name of a font on this machine that covers Korean (asked of fontconfig's
+    ``fc-list :lang=ko family``), or None where there is none or no ``fc-list``.
+
+    The HTML reports name common CJK fonts in their font stack (``templates/_style.html``); a
+    browser on a machine with none of them draws Korean text as boxes. ``run`` replaces
+    :func:`subprocess.run` (tests)."""
+    import subprocess
+
+    run = run or subprocess.run
+    try:
+        out = run(["fc-list", ":lang=ko", "family"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    families = [line.split(",")[0].strip() for line in out.splitlines() if line.strip()]
+    return sorted(families)[0] if families else None
+
+
+def font_note(family: str | None) -> str:
+    """One line for ``tkit doctor`` on the Korean font (not a protection: no effect on the exit code)."""
+    if family:
+        return f"Korean font for the reports: {family}"
+    return ("note: no font covering Korean was found (fc-list :lang=ko); Korean HTML reports will show "
+            "boxes in a browser on this machine. Install one, e.g. `apt install fonts-noto-cjk` or "
+            "`fonts-nanum`.")
+
+
 def _memory_detail(box: dict) -> str:
     """Which memory cap is in force in the child, in words (see ``runner.cap_memory``)."""
     cap, mapped = box.get("memory_cap", "unknown"), box.get("mapped_at_start", 0)
@@ -152,6 +179,7 @@ def command(as_json, lang):
         for name, active, detail in report["checks"]:
             table.add_row(name, yes if active else no, str(detail))
         Console().print(table)
+        click.echo(font_note(cjk_font()))
     missing = [name for name, active, _ in report["checks"] if not active]
     if missing:
         click.secho("WARNING: missing protections: " + "; ".join(missing), fg="yellow", err=True)
