@@ -294,6 +294,9 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
         "roster": [{**row, "mistakes": [_mistake(m) for m in row["mistakes"]]}
                    for row in roster.rows(class_results, feedback_href)],
         "roster_exercises": roster.graded_exercises(class_results),
+        "seeds": roster.seeds(class_results),
+        "attention": [{**row, "causes": [{**c, "hint": _failure_hint(c["kind"])} for c in row["causes"]]}
+                      for row in roster.needs_attention(class_results)],
     }
 
 

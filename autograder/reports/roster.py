@@ -32,6 +32,42 @@ def named_mistakes(results: Results | dict) -> list[str]:
     return found
 
 
+#: SubmissionError kinds that take a whole exercise away (not a wrong value): an instructor looks
+#: at these first, because one fix (a file, a line, a loop) may give back many points.
+ATTENTION_KINDS = ("missing_file", "syntax_error", "import_error", "timeout", "time_limit", "crash", "gave_up")
+
+
+def needs_attention(class_results: dict[str, Results | dict]) -> list[dict]:
+    """The submissions an instructor should look at first, sorted by student id: those that could
+    not be graded at all (``{"student", "error", "causes": []}``) and those with an exercise lost to
+    one of :data:`ATTENTION_KINDS` (``causes``: ``[{"exercise", "kind", "tests"}]``, ``tests``
+    the number of failing tests of that exercise with that kind)."""
+    out = []
+    for sid in sorted(class_results):
+        results = as_results(class_results[sid])
+        if results.error:
+            out.append({"student": shown(sid), "error": shown(results.error), "causes": []})
+            continue
+        counts: dict[tuple[str, str], int] = {}
+        for test in results.tests:
+            if not test.passed and test.failure in ATTENTION_KINDS:
+                key = (test.exercise, test.failure)
+                counts[key] = counts.get(key, 0) + 1
+        if counts:
+            order = {name: i for i, name in enumerate(exercises.NAMES)}
+            causes = [{"exercise": ex, "kind": kind, "tests": n}
+                      for (ex, kind), n in sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1]))]
+            out.append({"student": shown(sid), "error": "", "causes": causes})
+    return out
+
+
+def seeds(class_results: dict[str, Results | dict]) -> list[int]:
+    """The distinct run seeds of the graded submissions (one for a single run; more when a
+    resumed gradebook mixes runs), sorted."""
+    found = {as_results(r).seed for r in class_results.values()}
+    return sorted(s for s in found if s is not None)
+
+
 def rows(class_results: dict[str, Results | dict], feedback_href: Callable[[str], str] | None = None) -> list[dict]:
     """One dict per student, sorted by student id.
 
