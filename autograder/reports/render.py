@@ -103,7 +103,7 @@ FAILURE_HINTS = {
     "system_exit": N_("your code exited the process"),
     "encode_error": N_("your code returned a value the grader cannot receive"),
     "protocol": N_("your code disturbed the grader's process"),
-    "gave_up": N_("the grader gave up after repeated crashes"),
+    "gave_up": N_("the grader skipped the remaining tests after your code crashed or timed out repeatedly"),
 }
 
 
