@@ -52,8 +52,8 @@ def _k(id: str, exercise: str, en: str, ko: str, convention: bool = False) -> Kn
 _ENTRIES = (
     # exercise 2: positional encoding
     _k("pe_sin_cos_swapped", "positional_encoding",
-       "sin and cos are swapped: even columns 2i take the sine, odd columns 2i+1 the cosine",
-       "sin 과 cos 가 바뀌었습니다. 짝수 열(2i)은 sin, 홀수 열(2i+1)은 cos 입니다"),
+       "sin and cos are swapped: yours puts the cosine in the even columns; the rule is sin in the even columns 2i, cos in the odd columns 2i+1",
+       "sin 과 cos 가 바뀌었습니다. 제출한 코드는 짝수 열에 cos 를 넣었습니다. 규칙은 짝수 열(2i)에 sin, 홀수 열(2i+1)에 cos 입니다"),
     _k("pe_halves_concatenated", "positional_encoding",
        "you put all sines in the first half and all cosines in the second (a real convention, e.g. "
        "tensor2tensor); this exercise follows the paper: sin and cos interleaved in columns 2i, 2i+1",

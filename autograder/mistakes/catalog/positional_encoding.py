@@ -11,8 +11,8 @@ MUTANTS = [
     Mutant(
         id="pe_sin_cos_swapped",
         exercise="positional_encoding",
-        hint_en="sin and cos are swapped: even columns 2i take the sine, odd columns 2i+1 the cosine",
-        hint_ko="sin 과 cos 가 바뀌었습니다. 짝수 열(2i)은 sin, 홀수 열(2i+1)은 cos 입니다",
+        hint_en="sin and cos are swapped: yours puts the cosine in the even columns; the rule is sin in the even columns 2i, cos in the odd columns 2i+1",
+        hint_ko="sin 과 cos 가 바뀌었습니다. 제출한 코드는 짝수 열에 cos 를 넣었습니다. 규칙은 짝수 열(2i)에 sin, 홀수 열(2i+1)에 cos 입니다",
         replace=((_SIN, "table[:, 0::2] = torch.cos(angle)"), (_COS, "table[:, 1::2] = torch.sin(angle)")),
     ),
     Mutant(
