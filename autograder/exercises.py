@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The end of every stub's ``NotImplementedError`` message ("<exercise>: <name> is not implemented
+#: yet (...)", written by :mod:`autograder.exports.stubs`); reports drop it and say it in their language.
+STUB_NOT_IMPLEMENTED = "is not implemented yet (아직 구현되지 않았습니다)"
+
 
 @dataclass(frozen=True)
 class Exercise:

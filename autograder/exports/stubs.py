@@ -27,10 +27,11 @@ import re
 import tokenize
 from pathlib import Path
 
+from autograder.exercises import STUB_NOT_IMPLEMENTED as NOT_IMPLEMENTED_NOTE
+
 BEGIN_MARKER = "### BEGIN SOLUTION"
 END_MARKER = "### END SOLUTION"
 HINT_PREFIXES = {"# HINT:": "# TODO:", "# 힌트:": "# 할 일:"}
-NOT_IMPLEMENTED_NOTE = "is not implemented yet (아직 구현되지 않았습니다)"
 HEADER_TEMPLATE = (
     "# Generated from solutions/{name} by tkit; edit the TODOs below "
     "(tkit 이 solutions 에서 생성한 파일입니다. TODO 부분을 채우세요).\n"

@@ -44,6 +44,10 @@ def describe_error(err: dict, what: str) -> str:
             text += f"\n    {err['text']}"
         return text
     if kind == "not_implemented":
+        from autograder.exercises import STUB_NOT_IMPLEMENTED
+
+        if message.endswith(STUB_NOT_IMPLEMENTED):   # the stub's own bilingual sentence: say it once
+            message = message[: -len(STUB_NOT_IMPLEMENTED)].rstrip()
         return _("not implemented yet: {message}").format(message=message or what)
     if kind == "system_exit":
         return _("{message} while running {what}; a submission must not exit the process").format(
