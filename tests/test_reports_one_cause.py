@@ -79,3 +79,15 @@ def test_the_syntax_error_is_printed_once_in_the_terminal():
     assert text.splitlines()[-1] == ("3 of 18 tests passed, 4 not implemented yet, 11 failed. "
                                      "Run `tkit check -v` to see every message (4 not shown).")
     assert terminal(broken(), verbose=True).count(SYNTAX) == 10   # -v: every test's message
+
+
+def test_named_mistakes_come_first_among_the_failures():
+    tests = [record("masks", "plain failure", "failed", output="wrong values"),
+             record("masks", "the test with a named mistake", "failed", output="wrong values", mistake="masks_padding_inverted"),
+             record("masks", "passes")]
+    for fmt in ("md", "html"):
+        text = render.render_feedback(results(tests), fmt, student="s", lang="en", pictures=False)
+        assert text.index("the test with a named mistake") < text.index("plain failure"), fmt
+        assert "Fix these first" not in text, fmt               # no shared cause here
+    html = render.render_feedback(results(tests), "html", student="s", lang="en", pictures=False)
+    assert html.index("plain failure") < html.index("<details>") < html.index("passes")

@@ -185,7 +185,8 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
     groups = []
     for ex in exercises.EXERCISES:
         tests = [v for v in views if v["exercise"] == ex.name]
-        tests = [v for v in tests if not v["passed"]] + [v for v in tests if v["passed"]]   # failures first
+        failed = sorted((v for v in tests if not v["passed"]), key=lambda v: v["mistake"] is None)
+        tests = failed + [v for v in tests if v["passed"]]   # named mistakes, other failures, passes
         if not tests:
             continue
         passed = sum(v["passed"] for v in tests)
@@ -198,6 +199,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
             "state": "ok" if passed == len(tests) else ("ng" if passed + ungraded == len(tests) else
                                                         ("some" if passed else "none")),
         })
+    grouped = {g["name"] for g in groups}
     max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
     figures = dict(results.figures or {})
     for test in results.tests:   # figures attached by visible tests only
@@ -208,7 +210,8 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "lang": language(), "score": results.score, "max_score": max_score,
         "percent": round(100 * results.score / max_score) if max_score else 0,
         "exercises": groups, "causes": cause_views, "passed_n": sum(v["passed"] for v in views),
-        "failing": [v for v in views if not v["passed"] and not v["not_graded"] and not v["cause"]],
+        "failing": [v for v in [v for g in groups for v in g["open"]] + [v for v in views if v["exercise"] not in grouped]
+                    if not v["passed"] and not v["not_graded"] and not v["cause"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
         "pictures": pics.render(figures, picture_labels()) if pictures else [],
         "picture_problems": _picture_problems(results.figure_problems or {}) if pictures else [],
