@@ -8,6 +8,7 @@ from rich.table import Table
 
 from autograder import exercises
 from autograder.i18n import _
+from autograder.reports import causes
 from autograder.results import not_graded
 from autograder.results.model import Results, TestResult, as_results
 
@@ -30,13 +31,22 @@ MAX_DETAILS = 8
 
 def _details(results: Results, verbose: bool) -> tuple[list[TestResult], int]:
     """The failing tests to show with their message, and how many others are left out: every
-    one with ``verbose``; otherwise the first :data:`MAX_DETAILS` that are not just an
-    untouched TODO (those are counted in the summary line)."""
+    one with ``verbose``; otherwise the first :data:`MAX_DETAILS` that are neither just an
+    untouched TODO (those are counted in the summary line) nor covered by a shared cause
+    (:func:`_shared_causes`, printed once above them)."""
     failing = [t for t in results.tests if not t.passed and not not_graded.reason(t)]
     if verbose:
         return failing, 0
-    real = [t for t in failing if t.failure != "not_implemented"]
-    return real[:MAX_DETAILS], len(failing) - len(real[:MAX_DETAILS])
+    shared = {i for c in _shared_causes(results) for i in c["tests"]}
+    real = [t for i, t in enumerate(results.tests) if t in failing and t.failure != "not_implemented"
+            and i not in shared]
+    return real[:MAX_DETAILS], len(failing) - len(real[:MAX_DETAILS]) - len(shared)
+
+
+def _shared_causes(results: Results) -> list[dict]:
+    """The causes (:mod:`autograder.reports.causes`) printed once without ``-v``: a syntax
+    error, a missing file, a timeout (an untouched TODO is counted in the summary line)."""
+    return [c for c in causes.of_tests(results.tests)[0] if c["kind"] != "not_implemented"]
 
 
 def summary_line(results: Results | dict, hidden_details: int = 0) -> str:
@@ -71,6 +81,12 @@ def print_results(results: Results | dict, console: Console | None = None, show_
     console = console or Console()
     results = as_results(results)
     shown, left_out = _details(results, verbose) if show_failures else ([], 0)
+    for cause in _shared_causes(results) if show_failures and not verbose else []:
+        count = _("tests affected: %(count)s") % {"count": cause["count"]}
+        console.print(f"[bold red]✗[/] {escape(causes.hint(cause['kind']))} ({escape(count)}; "
+                      f"{escape(', '.join(cause['exercises']))})", highlight=False, markup=True)
+        for line in (cause["output"] or "").splitlines():
+            console.print(f"    {line}", highlight=False, markup=False)
     for test in shown:
         console.print(f"[bold red]✗[/] {escape(test.name)}", highlight=False, markup=True)
         for line in (test.output or "").splitlines():

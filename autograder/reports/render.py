@@ -1,8 +1,9 @@
 """Feedback and class reports rendered with jinja2 from ``templates/``.
 
 * :func:`render_feedback` -> ``feedback.html`` / ``feedback.md`` for one submission, from its
-  results dict (results.json): total and per-exercise scores, each test with status and points,
-  the named mistake and what to try, and pictures (:mod:`autograder.reports.pictures`).
+  results dict (results.json): total and per-exercise scores, each message shared by many tests
+  once at the top with its count (:mod:`autograder.reports.causes`), failing tests first with the
+  named mistake and what to try, passing ones folded, and pictures (:mod:`autograder.reports.pictures`).
 * :func:`render_summary` -> ``summary.html`` for a class: the roster (:mod:`autograder.reports.roster`),
   score distribution, pass rate of every test, the most common named mistakes, the slowest
   submissions.
@@ -31,6 +32,7 @@ from autograder.i18n import _, language, ngettext, using
 from autograder.intake.textfiles import write_text_atomic
 from autograder.intake.untrusted import markdown, shown
 from autograder.reports import pictures as pics  # ``pictures`` is an argument of the renderers
+from autograder.reports import causes as shared_causes
 from autograder.reports import roster
 from autograder.results import not_graded
 from autograder.results.model import Results, TestResult, as_results
@@ -91,25 +93,12 @@ def N_(message: str) -> str:
     return message
 
 
-FAILURE_HINTS = {
-    "missing_file": N_("the module file is missing from the submission"),
-    "syntax_error": N_("the module has a syntax error"),
-    "import_error": N_("importing the module failed"),
-    "not_implemented": N_("a TODO is not implemented yet"),
-    "exception": N_("your code raised an exception"),
-    "crash": N_("your code crashed the process"),
-    "timeout": N_("your code took too long"),
-    "time_limit": N_("the time limit for the whole submission was reached"),
-    "system_exit": N_("your code exited the process"),
-    "encode_error": N_("your code returned a value the grader cannot receive"),
-    "protocol": N_("your code disturbed the grader's process"),
-    "gave_up": N_("the grader skipped the remaining tests after your code crashed or timed out repeatedly"),
-}
+FAILURE_HINTS = shared_causes.FAILURE_HINTS   # a short hint per SubmissionError kind
 
 
 def _failure_hint(kind: str) -> str:
     """A short, translated hint for a SubmissionError kind ('' when unknown)."""
-    return _(FAILURE_HINTS[kind]) if kind in FAILURE_HINTS else ""
+    return shared_causes.hint(kind)
 
 
 def _mistake(mistake_id: str | None, output: str = "") -> dict | None:
@@ -185,9 +174,19 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
                 raise ReportError(f"results lack {key!r}: not a results.json of the kit")
     results = as_results(results)
     views = [test_view(t) for t in results.tests]
+    causes, which = shared_causes.of_tests(results.tests)
+    cause_views = [{"id": f"cause-{n + 1}", "kind": c["kind"], "hint": _failure_hint(c["kind"]),
+                    "output": shown(c["output"], one_line=False), "count": c["count"],
+                    "exercises": c["exercises"]} for n, c in enumerate(causes)]
+    for i, n in which.items():   # the message is shown once, in its cause
+        views[i].update(cause=cause_views[n], output="", hint="")
+    for view in views:
+        view.setdefault("cause", None)
     groups = []
     for ex in exercises.EXERCISES:
         tests = [v for v in views if v["exercise"] == ex.name]
+        failed = sorted((v for v in tests if not v["passed"]), key=lambda v: v["mistake"] is None)
+        tests = failed + [v for v in tests if v["passed"]]   # named mistakes, other failures, passes
         if not tests:
             continue
         passed = sum(v["passed"] for v in tests)
@@ -196,9 +195,11 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
             "name": ex.name, "title": ex.title, "tests": tests,
             "score": round(sum(v["score"] for v in tests), 4), "max_score": round(sum(v["max_score"] for v in tests), 4),
             "passed": passed, "total": len(tests), "not_graded": ungraded,
+            "open": [v for v in tests if not v["passed"]], "passes": [v for v in tests if v["passed"]],
             "state": "ok" if passed == len(tests) else ("ng" if passed + ungraded == len(tests) else
                                                         ("some" if passed else "none")),
         })
+    grouped = {g["name"] for g in groups}
     max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
     figures = dict(results.figures or {})
     for test in results.tests:   # figures attached by visible tests only
@@ -208,7 +209,9 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "student": shown(student or Path(str(results.submission or "")).stem),
         "lang": language(), "score": results.score, "max_score": max_score,
         "percent": round(100 * results.score / max_score) if max_score else 0,
-        "exercises": groups, "failing": [v for v in views if not v["passed"] and not v["not_graded"]],
+        "exercises": groups, "causes": cause_views, "passed_n": sum(v["passed"] for v in views),
+        "failing": [v for v in [v for g in groups for v in g["open"]] + [v for v in views if v["exercise"] not in grouped]
+                    if not v["passed"] and not v["not_graded"] and not v["cause"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
         "pictures": pics.render(figures, picture_labels()) if pictures else [],
         "picture_problems": _picture_problems(results.figure_problems or {}) if pictures else [],
