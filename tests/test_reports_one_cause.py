@@ -91,3 +91,19 @@ def test_named_mistakes_come_first_among_the_failures():
         assert "Fix these first" not in text, fmt               # no shared cause here
     html = render.render_feedback(results(tests), "html", student="s", lang="en", pictures=False)
     assert html.index("plain failure") < html.index("<details>") < html.index("passes")
+
+
+def test_a_named_mistake_hint_is_shown_once_per_report():
+    """The same named mistake on three failing tests: its hint once, the others point to it."""
+    from autograder.reports import render
+    from autograder.results.model import Results, TestResult
+
+    line = "Likely mistake: the scores are not divided by sqrt(d_k) [attention_no_scaling]"
+    tests = [TestResult(name=f"attention: case {n}", score=0.0, max_score=1.0, status="failed",
+                        output=f"values differ\n{line}", visibility="visible", tags=["attention"],
+                        mistake="attention_no_scaling") for n in range(3)]
+    results = Results(score=0.0, max_score=3.0, tests=tests)
+    for fmt in ("md", "html"):
+        text = render.render_feedback(results, fmt, lang="en", pictures=False)
+        assert text.count("sqrt(d_k)") == 1, fmt
+        assert text.count("attention_no_scaling") == 3 and text.count("as above") == 2, fmt

@@ -200,6 +200,9 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
                                                         ("some" if passed else "none")),
         })
     grouped = {g["name"] for g in groups}
+    _mark_repeated_mistakes([v for g in groups for v in g["open"]])
+    for view in views:
+        view.setdefault("mistake_again", False)
     max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
     figures = dict(results.figures or {})
     for test in results.tests:   # figures attached by visible tests only
@@ -220,6 +223,17 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "error": shown(results.error or "", one_line=False),
         "self_check": self_check, "any_hidden": any(v["hidden"] for v in views),
     }
+
+
+def _mark_repeated_mistakes(views: list[dict]) -> None:
+    """A named mistake's hint is shown on the first failing test that names it; the later ones
+    (in report order) get ``mistake_again``: True and show only its id."""
+    seen: set[str] = set()
+    for view in views:
+        mistake = view.get("mistake")
+        view["mistake_again"] = bool(mistake) and mistake["id"] in seen
+        if mistake:
+            seen.add(mistake["id"])
 
 
 def _picture_problems(problems: dict) -> list[dict]:
