@@ -218,7 +218,10 @@ def draw_attention(data: dict, figure: str, labels: dict) -> str:
     if blocked.shape != weights.shape:
         raise FigureDataError(f"figure {figure!r}: 'blocked' has shape {list(blocked.shape)}, "
                               f"'weights' {list(weights.shape)}")
-    fig, ax = plt.subplots(figsize=(3.6, 3.3), constrained_layout=True)
+    rows, cols = weights.shape
+    # about 0.42 inch per cell, so that the numbers (9 pt, ~14 px at 110 dpi) fit their cells
+    fig, ax = plt.subplots(figsize=(max(3.6, 0.42 * cols + 1.4), max(3.3, 0.42 * rows + 0.8)),
+                           constrained_layout=True)
     image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
     for (row, col) in zip(*blocked.nonzero()):
         ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), 1, 1, fill=False, hatch="///",
@@ -227,7 +230,7 @@ def draw_attention(data: dict, figure: str, labels: dict) -> str:
         for col in range(weights.shape[1]):
             value = float(weights[row, col])
             ax.text(col, row, f"{value:.2f}".lstrip("0") if 0 <= value < 1 else f"{value:.1f}",
-                    ha="center", va="center", fontsize=6.5, color="black" if value > 0.6 else "white")
+                    ha="center", va="center", fontsize=9, color="black" if value > 0.6 else "white")
     ax.set_xlabel(labels["key"])
     ax.set_ylabel(labels["query"])
     ax.set_xticks(range(weights.shape[1]))
