@@ -10,6 +10,7 @@ from autograder.commands import submission_list
 from autograder.commands.options import (class_dir_option, data_dir_option, exercise_option, grading_options,
                                          lang_option, seed_option, time_limit_option, use_data_dir,
                                          workers_option)
+from autograder.i18n import _
 from autograder.intake.untrusted import shown
 
 
@@ -85,7 +86,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
             todo = batch.shard(todo, *batch.parse_shard(shard_spec))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--shard") from None
-        click.echo(f"shard {shard_spec}: {len(todo)} submission(s)")
+        click.echo(_("shard {shard}: {n} submission(s)").format(shard=shard_spec, n=len(todo)))
     from autograder import sandbox
 
     warning = sandbox.protection_warning()
@@ -98,14 +99,14 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     options = options.replace(seed=seed)
     all_todo, todo = todo, records.plan(todo, resume)
     if resume:
-        click.echo(f"resume: {len(all_todo) - len(todo)} unchanged submission(s) kept from the gradebook")
+        click.echo(_("resume: {n} unchanged submission(s) kept from the gradebook").format(n=len(all_todo) - len(todo)))
     failures = []
 
     def on_result(sid, path, results):
         recorded = records.on_result(sid, path, results)
         if isinstance(results, Exception):
             failures.append(sid)
-            click.echo(f"{shown(sid):<24} error: {shown(results)}")
+            click.echo(f"{shown(sid):<24} " + _("error: {message}").format(message=shown(results)))
             return
         click.echo(f"{shown(sid):<24} {recorded.score:>6g} / {recorded.max_score or 0:g}   "
                    f"({recorded.execution_time or 0:.1f} s)")
@@ -120,11 +121,11 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     finally:
         records.close()
     if interrupted is not None:
-        click.secho(f"{interrupted}; every finished result is kept (rerun with --resume to grade the rest)",
+        click.secho(_("{reason}; every finished result is kept (rerun with --resume to grade the rest)").format(reason=interrupted),
                     fg="yellow", err=True)
         raise SystemExit(130)
-    click.echo(f"graded {len(todo) - len(failures)} submission(s) into {out_dir} (seed {seed})")
-    click.echo(f"wrote {csv_path}, {summary_path} and {records.book.path}")
+    click.echo(_("graded {n} submission(s) into {out} (seed {seed})").format(n=len(todo) - len(failures), out=out_dir, seed=seed))
+    click.echo(_("wrote {csv}, {summary} and {gradebook}").format(csv=csv_path, summary=summary_path, gradebook=records.book.path))
     if with_similarity:
         from autograder.commands.similarity import run_report
 
