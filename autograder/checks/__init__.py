@@ -32,8 +32,8 @@ the same arguments and generator state (:func:`autograder.memo.once`).
 **Inputs** (:mod:`.inputs`, everything drawn from the test's ``rng``): sizes
 (``integer``, ``distinct``, ``distinct_dims``, ``layer_dims``), tensors and ids (``randn``,
 ``token_ids``, ``padded_token_ids``, ``replace_where``), masks, True = blocked (``padding_mask``
-from lengths, ``random_padding_mask``, ``random_mask``, ``causal_mask``, ``valid_positions`` for
-``valid=``), batch order (``swap_first_two``, ``batch_permuted``), and ``noncontiguous(impl, fn,
+from ``lengths``, ``random_padding_mask``, ``attention_mask``, ``random_mask``, ``causal_mask``,
+``valid_positions`` for ``valid=``; the drawn ones keep two open keys in every compared row), batch order (``swap_first_two``, ``batch_permuted``), and ``noncontiguous(impl, fn,
 *args)``, a call whose tensors reach the student as non-contiguous views.
 
 **Weights** (:mod:`.weights`, state dicts under the kit's names): drawn (``linear_state``,

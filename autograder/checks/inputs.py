@@ -106,20 +106,55 @@ def padding_mask(lengths, size: int) -> torch.Tensor:
 
 
 def random_padding_mask(rng: torch.Generator, batch: int, length: int, *, fully_masked: tuple[int, ...] = (),
-                        min_valid: int = 1) -> torch.Tensor:
+                        min_valid: int = 2) -> torch.Tensor:
     """A drawn key-padding mask ``Bool[batch, length]``: True at padding.
 
-    Row ``b`` keeps a random number (at least ``min_valid``, at most ``length``) of leading
-    positions and pads the rest, as right-padded batches do; at least one row is padded
-    when ``length > min_valid``. Rows listed in ``fully_masked`` are padding only.
+    Row ``b`` keeps a random number (at least ``min(min_valid, length)``, at most ``length``) of
+    leading positions and pads the rest, as right-padded batches do; at least one row is padded
+    when ``length > min_valid``, one not in ``fully_masked`` where there is one. Rows listed in
+    ``fully_masked`` are padding only. The default ``min_valid=2`` guarantees, for every seed, two
+    open keys in every other row, so that no row's attention weights are all 1 (where scaling or a
+    temperature would make no difference).
     """
     valid = torch.randint(min(min_valid, length), length + 1, (batch,), generator=rng)
-    if batch and length > min_valid and bool((valid == length).all()):
-        valid[0] = length - 1
+    rows = [b for b in range(batch) if b not in set(fully_masked)] or list(range(batch))
+    if rows and length > min_valid and bool((valid[rows] == length).all()):
+        valid[rows[0]] = length - 1
     mask = torch.arange(length)[None, :] >= valid[:, None]
     for b in fully_masked:
         mask[b] = True
     return mask
+
+
+def lengths(rng: torch.Generator, batch: int, size: int, *, longest: int = 0, low: int = 2) -> torch.Tensor:
+    """``Long[batch]`` of sequence lengths in ``[min(low, size), size]``, row ``longest`` exactly
+    ``size`` (so the padded axis is as long as its longest row). With the default ``low=2`` every
+    row keeps two open keys for every seed, so no row's attention weights are all equal."""
+    out = torch.randint(min(low, size), size + 1, (batch,), generator=rng)
+    if batch:
+        out[longest] = size
+    return out
+
+
+def attention_mask(rng: torch.Generator, batch: int, q_len: int, k_len: int, *,
+                   fully_masked: tuple[int, ...] = (), p: float = 0.2, min_open: int = 2) -> torch.Tensor:
+    """``Bool[batch, 1, q_len, k_len]``: a drawn key-padding mask (:func:`random_padding_mask`)
+    combined with a random ``[q_len, k_len]`` block (each entry blocked with probability ``p``).
+
+    Guaranteed for every seed: rows in ``fully_masked`` are blocked everywhere, and every query
+    row of every other batch row keeps at least ``min(min_open, k_len)`` open keys (entries of the
+    random block are reopened where needed), so no compared row makes every weight equal.
+    """
+    padding = random_padding_mask(rng, batch, k_len, fully_masked=fully_masked, min_valid=min_open)
+    blocked = random_mask(rng, q_len, k_len, p=p)
+    open_rows = [b for b in range(batch) if b not in set(fully_masked)]
+    if open_rows:
+        shared = int((~padding[open_rows]).sum(-1).min())  # keys [0, shared) are open in every such row
+        need = min(min_open, shared)
+        for i in range(q_len):
+            if int((~blocked[i, :shared]).sum()) < need:
+                blocked[i, torch.randperm(shared, generator=rng)[:need]] = False
+    return padding[:, None, None, :] | blocked
 
 
 def random_mask(rng: torch.Generator, *shape: int, p: float = 0.3) -> torch.Tensor:

@@ -22,8 +22,7 @@ def test_random_4d_with_padding_and_fully_blocked_rows(student, rng):
     """
     batch, heads, q_len, k_len, d_k, d_v = inputs.distinct(rng, 6, 2, 10)
     q, k, v = _qkv(rng, batch, heads, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v)
-    mask = inputs.random_padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
-        inputs.random_mask(rng, q_len, k_len, p=0.2)
+    mask = inputs.attention_mask(rng, batch, q_len, k_len, fully_masked=(batch - 1,), p=0.2)
 
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
@@ -40,6 +39,8 @@ def test_float64_with_a_2d_causal_mask(student, rng):
     """
     batch, q_len, d_k, d_v = inputs.distinct(rng, 4, 2, 9)
     k_len = q_len + 1
+    if k_len == d_k:  # keep S_k apart from d_k, so that scaling by the wrong one shows
+        d_k = inputs.distinct(rng, 1, 2, 10, exclude=(batch, q_len, k_len, d_v))[0]
     q, k, v = _qkv(rng, batch, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v, dtype=torch.float64)
     mask = torch.ones(q_len, k_len, dtype=torch.bool).triu(2)
 

@@ -18,9 +18,8 @@ def _setup(rng, norm_first, batch=None, tgt_len=None):
     stack = oracles.torch_stack("decoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, rng=rng)
     x = torch.randn(b, t, d, generator=rng)
     memory = torch.randn(b, s, d, generator=rng)
-    tgt_len_b = torch.randint(1, t + 1, (b,), generator=rng)
-    src_len_b = torch.randint(1, s + 1, (b,), generator=rng)
-    tgt_len_b[0], src_len_b[-1] = t, s
+    tgt_len_b = inputs.lengths(rng, b, t, longest=0)
+    src_len_b = inputs.lengths(rng, b, s, longest=b - 1)
     masks = dict(tgt_mask=inputs.causal_mask(t), tgt_key_padding_mask=inputs.padding_mask(tgt_len_b, t),
                  memory_key_padding_mask=inputs.padding_mask(src_len_b, s))
     return dims, d, weights.kit_state(stack), x, memory, masks

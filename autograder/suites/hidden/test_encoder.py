@@ -18,9 +18,7 @@ def _setup(rng, norm_first, batch=None, length=None):
     d = dims["H"] * dims["hd"]
     stack = oracles.torch_stack("encoder", 2, d, dims["H"], dims["ff"], norm_first=norm_first, rng=rng)
     x = torch.randn(b, s, d, generator=rng)
-    lengths = torch.randint(1, s + 1, (b,), generator=rng)
-    lengths[0] = s
-    return dims, d, weights.kit_state(stack), x, inputs.padding_mask(lengths, s)
+    return dims, d, weights.kit_state(stack), x, inputs.padding_mask(inputs.lengths(rng, b, s), s)
 
 
 def _run(dims, d, state, x, kpm, norm_first, dtype=torch.float32):

@@ -16,8 +16,7 @@ def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
     """
     batch, heads, q_len, k_len = inputs.distinct(rng, 4, 2, 9)
     scores = inputs.randn(rng, batch, heads, q_len, k_len, scale=3.0)
-    mask = inputs.random_padding_mask(rng, batch, k_len, fully_masked=(batch - 1,))[:, None, None, :] | \
-        inputs.random_mask(rng, q_len, k_len)
+    mask = inputs.attention_mask(rng, batch, q_len, k_len, fully_masked=(batch - 1,), p=0.3)
     scores64 = scores.double()
 
     def run(impl):

@@ -4,7 +4,6 @@ different steps, compared with the reference solution (weights drawn from the te
 loaded into both). The training test is test_transformer__training.py."""
 
 import pytest
-import torch
 
 from autograder.checks import inputs, oracles, seq2seq, weights
 from autograder.checks import expect_reference, once
@@ -40,10 +39,8 @@ def test_random_dimensions(student, reference, rng):
     ko: 무작위 크기와 max_len 길이의 시퀀스에서 encode, decode, forward가 참조 구현과 같습니다"""
     dims, hyper, state = _setup(reference, rng)
     b, s, t = dims["B"], dims["S"], dims["T"]
-    src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
-    src_lengths[0] = s
-    tgt_lengths = torch.randint(1, t + 1, (b,), generator=rng)
-    tgt_lengths[-1] = t
+    src_lengths = inputs.lengths(rng, b, s, longest=0)
+    tgt_lengths = inputs.lengths(rng, b, t, longest=b - 1)
     src = inputs.padded_token_ids(rng, src_lengths, s, dims["W"], PAD)
     tgt = inputs.padded_token_ids(rng, tgt_lengths, t, dims["V"], PAD)
     tgt[:, 0] = BOS
@@ -73,7 +70,7 @@ def test_greedy_decode(student, reference, rng):
     never = dims["V"] - 1
     state["generator.bias"][never] += seq2seq.NEVER
     b, s = dims["B"] + 2, dims["S"]
-    src_lengths = torch.randint(1, s + 1, (b,), generator=rng)
+    src_lengths = inputs.lengths(rng, b, s, longest=0)
     src = inputs.padded_token_ids(rng, src_lengths, s, dims["W"], PAD)
     steps = hyper["max_len"]  # decoding may run up to the positional encoding's limit
     eos = _eos_for(reference, hyper, state, src, never, steps)
