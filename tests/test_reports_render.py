@@ -75,7 +75,8 @@ def test_feedback_names_the_mistake_and_hides_hidden_output(graded):
     for fmt in ("html", "md"):
         text = render.render_feedback(results, fmt, student="s", lang="en")
         assert "1 / 4" in text
-        assert text.count(hint) == 2                   # the public and the hidden test
+        assert text.count(hint) == 1                   # on the public test; the hidden one points to it
+        assert text.count("pe_sin_cos_swapped") == 2 and text.count("as above") == 1
         assert "sinusoidal_table(8, 8) has wrong values" in text
         assert "sinusoidal_table(12, 6)" not in text   # hidden test: name, status, hint only
         assert "a longer table matches the reference" in text
