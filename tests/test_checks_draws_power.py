@@ -70,4 +70,4 @@ def test_unscaled_attention_loses_the_same_points_under_several_seeds():
         row = re.search(r"attention_no_scaling\s*│\s*attention\s*│\s*([\d.]+)/10", out.stdout)
         assert row, out.stdout[-2000:]
         points.add(row.group(1))
-    assert points == {"2"}
+    assert points == {"3"}   # the three formula tests; the dropout test checks dropout only
