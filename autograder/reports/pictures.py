@@ -196,16 +196,24 @@ def _matrix(data: dict, figure: str, field: str):
 
 
 def draw_pe(data: dict, labels: dict) -> str:
-    """The student's PE table beside the expected one (rows: positions, columns: dimensions)."""
+    """The student's PE table beside the expected one and their difference (yours - expected,
+    so a swap or an off-by-one shows as a pattern; all grey where they agree). Rows: positions,
+    columns: dimensions. FigureDataError when the two tables differ in shape."""
     plt = _pyplot()
     got, expected = _matrix(data, "pe_table", "got"), _matrix(data, "pe_table", "expected")
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.4), constrained_layout=True)
-    for ax, table, title in ((axes[0], got, labels["yours"]), (axes[1], expected, labels["expected"])):
-        image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    if got.shape != expected.shape:
+        raise FigureDataError(f"figure 'pe_table': 'got' has shape {list(got.shape)}, 'expected' {list(expected.shape)}")
+    fig, axes = plt.subplots(1, 3, figsize=(10.4, 3.4), constrained_layout=True)
+    panels = ((axes[0], got, labels["yours"], 1), (axes[1], expected, labels["expected"], 1),
+              (axes[2], got - expected, labels["difference"], 2))
+    for ax, table, title, limit in panels:
+        image = ax.imshow(table, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
         ax.set_title(title)
         ax.set_xlabel(labels["dimension"])
         ax.set_ylabel(labels["position"])
-    fig.colorbar(image, ax=list(axes), shrink=0.85)
+        if limit == 2:
+            fig.colorbar(image, ax=ax, shrink=0.85)
+    fig.colorbar(axes[0].images[0], ax=list(axes[:2]), shrink=0.85)
     return _png_uri(fig)
 
 

@@ -69,12 +69,14 @@ def picture_labels() -> dict:
     """Titles and captions of the pictures in the current language; axis labels stay in
     English technical terms (the same in both languages, and no CJK font needed)."""
     return {
-        "yours": "yours", "expected": "expected (formula)", "dimension": "dimension i",
+        "yours": "yours", "expected": "expected (formula)", "difference": "yours - expected",
+        "dimension": "dimension i",
         "position": "position", "query": "query", "key": "key", "epoch": "epoch", "loss": "loss",
         "originals": "original", "reconstructions": "reconstructed",
         "pe_table": _("Positional encoding: your table beside the formula"),
         "pe_table_caption": _("Rows are positions, columns are dimensions. Even columns are sines, odd "
-                              "columns cosines; the stripes get wider to the right."),
+                              "columns cosines; the stripes get wider to the right. The third panel is "
+                              "yours minus the formula: white where they agree."),
         "attention_padded": _("Attention with padding"),
         "attention_padded_caption": _("Hatched cells are padded keys: their weights must be 0, and each "
                                       "row must sum to 1."),
@@ -82,7 +84,10 @@ def picture_labels() -> dict:
         "attention_causal_caption": _("Hatched cells are future positions: a query may only see keys at or "
                                       "before its own position."),
         "ae_reconstructions": _("AutoEncoder: originals and reconstructions"),
-        "ae_reconstructions_caption": _("Top row: held-out digits; bottom row: your model's reconstructions."),
+        "ae_reconstructions_caption": _("Top row: held-out digits; bottom row: your model's reconstructions. "
+                                        "The digits are shown as your model saw them, under this run's secret "
+                                        "transform (a rotation or flip, perhaps with inverted intensity): that is "
+                                        "why they may look turned."),
         "loss_curve": _("Training loss"),
         "loss_curve_caption": _("Mean training loss of each epoch; it should go down."),
     }
