@@ -29,17 +29,17 @@ def exercise_rows(results: Results | dict) -> list[tuple[str, float, float, int,
 MAX_DETAILS = 8
 
 
-def _details(results: Results, verbose: bool) -> tuple[list[TestResult], int]:
+def _details(results: Results, verbose: bool, shared_causes: list[dict]) -> tuple[list[TestResult], int]:
     """The failing tests to show with their message, and how many others are left out: every
     one with ``verbose``; otherwise the first :data:`MAX_DETAILS` that are neither just an
     untouched TODO (those are counted in the summary line) nor covered by a shared cause
-    (:func:`_shared_causes`, printed once above them)."""
+    (``shared_causes``, from :func:`_shared_causes`, printed once above them)."""
     failing = [t for t in results.tests if not t.passed and not not_graded.reason(t)]
     if verbose:
         return failing, 0
-    shared = {i for c in _shared_causes(results) for i in c["tests"]}
-    real = [t for i, t in enumerate(results.tests) if t in failing and t.failure != "not_implemented"
-            and i not in shared]
+    shared = {i for c in shared_causes for i in c["tests"]}
+    real = [t for i, t in enumerate(results.tests) if not t.passed and not not_graded.reason(t)
+            and t.failure != "not_implemented" and i not in shared]
     return real[:MAX_DETAILS], len(failing) - len(real[:MAX_DETAILS]) - len(shared)
 
 
@@ -80,8 +80,9 @@ def print_results(results: Results | dict, console: Console | None = None, show_
     """
     console = console or Console()
     results = as_results(results)
-    shown, left_out = _details(results, verbose) if show_failures else ([], 0)
-    for cause in _shared_causes(results) if show_failures and not verbose else []:
+    shared = _shared_causes(results) if show_failures and not verbose else []
+    shown, left_out = _details(results, verbose, shared) if show_failures else ([], 0)
+    for cause in shared:
         count = _("tests affected: %(count)s") % {"count": cause["count"]}
         console.print(f"[bold red]✗[/] {escape(causes.hint(cause['kind']))} ({escape(count)}; "
                       f"{escape(', '.join(cause['exercises']))})", highlight=False, markup=True)

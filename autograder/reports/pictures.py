@@ -197,7 +197,7 @@ def _matrix(data: dict, figure: str, field: str):
 
 def draw_pe(data: dict, labels: dict) -> str:
     """The student's PE table beside the expected one and their difference (yours - expected,
-    so a swap or an off-by-one shows as a pattern; all grey where they agree). Rows: positions,
+    so a swap or an off-by-one shows as a pattern; white where they agree). Rows: positions,
     columns: dimensions. FigureDataError when the two tables differ in shape."""
     plt = _pyplot()
     got, expected = _matrix(data, "pe_table", "got"), _matrix(data, "pe_table", "expected")

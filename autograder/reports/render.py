@@ -93,18 +93,6 @@ def picture_labels() -> dict:
     }
 
 
-def N_(message: str) -> str:
-    """Mark ``message`` for translation (Babel extracts ``N_``) without translating it yet."""
-    return message
-
-
-FAILURE_HINTS = shared_causes.FAILURE_HINTS   # a short hint per SubmissionError kind
-
-
-def _failure_hint(kind: str) -> str:
-    """A short, translated hint for a SubmissionError kind ('' when unknown)."""
-    return shared_causes.hint(kind)
-
 
 def _mistake(mistake_id: str | None, output: str = "") -> dict | None:
     """``{"id", "hint", "convention"}`` of a named mistake, in the current language: from the
@@ -162,7 +150,7 @@ def test_view(test: TestResult) -> dict:
         return view
     if hidden:
         if not (mistake and mistake["hint"]):   # a named mistake is shown on its own
-            view["hint"] = _failure_hint(test.failure or "") or _("see the public tests of this exercise")
+            view["hint"] = shared_causes.hint(test.failure or "") or _("see the public tests of this exercise")
     else:
         view["output"] = shown(_strip_mistake_line(test.output or "", test.mistake), one_line=False)
     return view
@@ -180,7 +168,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
     results = as_results(results)
     views = [test_view(t) for t in results.tests]
     causes, which = shared_causes.of_tests(results.tests)
-    cause_views = [{"id": f"cause-{n + 1}", "kind": c["kind"], "hint": _failure_hint(c["kind"]),
+    cause_views = [{"id": f"cause-{n + 1}", "kind": c["kind"], "hint": shared_causes.hint(c["kind"]),
                     "output": shown(c["output"], one_line=False), "count": c["count"],
                     "exercises": c["exercises"]} for n, c in enumerate(causes)]
     for i, n in which.items():   # the message is shown once, in its cause
@@ -317,7 +305,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
                    for row in roster.rows(class_results, feedback_href)],
         "roster_exercises": roster.graded_exercises(class_results),
         "seeds": roster.seeds(class_results),
-        "attention": [{**row, "causes": [{**c, "hint": _failure_hint(c["kind"])} for c in row["causes"]]}
+        "attention": [{**row, "causes": [{**c, "hint": shared_causes.hint(c["kind"])} for c in row["causes"]]}
                       for row in roster.needs_attention(class_results)],
     }
 
