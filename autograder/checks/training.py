@@ -112,6 +112,7 @@ class AutoencoderBudget:
     full_credit_mse: float = 0.035
     learns_mse: float = 0.055
     learned_ratio: float = 0.75     # an untrained model scores >= 0.067 (a constant image)
+    max_constants: int = 1024       # numbers a model may bring of its own (see graphs.constant_numbers)
     reference_mse: float = 0.025
     constant_mse: float = 0.067     # the best constant image (the mean digit), for feedback
 
@@ -150,23 +151,6 @@ def run_seed(value: int | None = None) -> int:
     return int(ctx.run.seed) if ctx is not None else 0
 
 
-@contextlib.contextmanager
-def fresh_process(impl):
-    """A new child for the same submission whose deaths and time count against the same
-    exercise (:meth:`autograder.sandbox.remote.RemoteImpl.sibling`); trusted local implementations are
-    reused as is."""
-    from autograder.sandbox.remote import RemoteImpl
-
-    if not isinstance(impl, RemoteImpl):
-        yield impl
-        return
-    other = impl.sibling()
-    try:
-        yield other
-    finally:
-        other.close()
-
-
 _CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
@@ -200,16 +184,14 @@ class AutoencoderRun:
     """What the parent measured from one training run.
 
     ``mse`` / ``mse_before``: held-out mean squared error (float64, parent-computed) of the
-    trained model (``decode`` in a fresh child) and of a freshly initialised one; ``losses``:
-    what train_autoencoder returned (plain data, judged for its form only); ``weights_changed``:
-    what the child reported (used only to name a likely mistake, never for points);
-    ``transform``: the index of the secret transform (instructor-facing only); ``problem``: why
-    no error could be measured (a student-facing sentence), else None; ``examples``: the
-    ``ae_reconstructions`` figure (``N_EXAMPLES`` held-out digits and their reconstructions).
+    captured model trained by the kit and of the same graph with freshly drawn parameters;
+    ``losses``: the kit's own loop's mean loss per epoch; ``transform``: the index of the secret
+    transform (instructor-facing only); ``problem``: why no error could be measured (a
+    student-facing sentence), else None; ``examples``: the ``ae_reconstructions`` figure
+    (``N_EXAMPLES`` held-out digits and their reconstructions).
     """
 
-    losses: object
-    weights_changed: bool
+    losses: object = None
     transform: int = 0
     mse: float = math.nan
     mse_before: float = math.nan
@@ -224,10 +206,11 @@ class AutoencoderRun:
 
 def autoencoder_run(impl, budget: AutoencoderBudget = AE, data_dir=None, cache: bool = True,
                     seed: int | None = None, transform: int | None = None) -> AutoencoderRun:
-    """Train ``impl``'s AutoEncoder once per run seed (cached per implementation unless
-    ``cache=False``) and measure it. ``seed``: the run's seed (default: the current run's);
-    ``transform``: force a member of the family (the benchmark's table; default: the secret draw).
-    Raises SubmissionError (an AssertionError) when the student's code fails, and
+    """Record ``impl``'s AutoEncoder as graphs, train and measure them where no student code runs,
+    once per run seed (cached per implementation unless ``cache=False``). ``seed``: the run's
+    seed (default: the current run's); ``transform``: force a member of the family (the
+    benchmark's table; default: the secret draw). Raises SubmissionError (an AssertionError)
+    when the student's code fails while being recorded, and
     :class:`autograder.mnist.DatasetError` when MNIST is missing or corrupted."""
     seed = run_seed(seed)
     if not cache:
@@ -244,59 +227,73 @@ def draw_digits(budget: AutoencoderBudget, data_dir, seed: int):
                                seed=draws.draw_seed(seed, "autoencoder:digits"), data_dir=data_dir)
 
 
+def capture_inputs(budget: AutoencoderBudget, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inputs the model is recorded on: uniform noise images (a training batch, the held-out
+    batch) and standard normal codes; never a digit the grader trains or measures with."""
+    g = torch.Generator().manual_seed(draws.draw_seed(seed, "autoencoder:capture") & 0x7FFF_FFFF)
+    return (torch.rand(budget.batch_size, 1, 28, 28, generator=g),
+            torch.rand(budget.n_heldout, 1, 28, 28, generator=g),
+            torch.randn(budget.n_heldout, budget.latent_dim, generator=g))
+
+
 def _autoencoder_run(impl, budget: AutoencoderBudget, data_dir, seed: int, transform) -> AutoencoderRun:
     split = draw_digits(budget, data_dir, seed)
     index = draws.draw_transform(seed) if transform is None else transform
     train = draws.transform_images(split.train_images, index)
     images = draws.transform_images(split.heldout_images, index)
-    out = impl.task("fit_autoencoder", impl.autoencoder, budget.latent_dim, train, split.train_labels,
-                    budget.epochs, budget.lr, budget.batch_size, budget.seed, timeout=budget.timeout_s)
-    trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
-    if trained is None:
-        raise AssertionError(_("the training run returned an unexpected value"))
-    initial = plain_state(out.get("initial")) or {}
-    changed = any(not torch.equal(initial[k], trained[k]) for k in initial
-                  if k in trained and initial[k].is_floating_point())
-    run = AutoencoderRun(losses=out.get("losses"), weights_changed=changed, transform=index)
-    z = out["model"].encode(images)
-    want = [budget.n_heldout, budget.latent_dim]
-    if not isinstance(z, torch.Tensor) or list(z.shape) != want or not z.is_floating_point():
-        got = list(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__
-        run.problem = _("encode(x) of {n} held-out digits should give a float tensor of shape {want} "
-                        "(latent_dim={d}), got {got}").format(n=budget.n_heldout, want=want,
-                                                              d=budget.latent_dim, got=got)
+    captured = impl.task("capture_autoencoder", impl.autoencoder, budget.latent_dim,
+                         *capture_inputs(budget, seed), budget.seed, timeout=budget.timeout_s)
+    run = AutoencoderRun(transform=index)
+    with trusted_process(impl) as kit:
+        out = kit.task("train_autoencoder_graph", captured, train, images, budget.latent_dim, budget.epochs,
+                       budget.lr, budget.batch_size, draws.draw_seed(seed, "autoencoder:init") & 0x7FFF_FFFF,
+                       budget.max_constants, timeout=budget.timeout_s)
+    if isinstance(out, dict) and isinstance(out.get("problem"), str):
+        run.problem = graph_problem(out["problem"])
         return run
-    z = z.detach().float().to(torch.bfloat16).float()
-    with fresh_process(impl) as other:
-        recon = _decode_with(other, trained, z, budget)
-        run.problem = _image_problem(recon, images, "decode(z)")
-        if run.problem:
-            return run
-        run.mse = _mse(recon, images)
-        run.examples = {"originals": images[:N_EXAMPLES, 0].tolist(),
-                        "reconstructions": recon[:N_EXAMPLES, 0].double().tolist()}
-        run.mse_before = _untrained_mse(other, images, budget)
+    if not isinstance(out, dict):
+        raise AssertionError(_("the training run returned an unexpected value"))
+    recon, before = out.get("after"), out.get("before")
+    run.problem = _image_problem(recon, images, "decode(z)") or _image_problem(before, images, "decode(z)")
+    if run.problem:
+        return run
+    run.losses = out.get("losses")
+    run.mse, run.mse_before = _mse(recon, images), _mse(before, images)
+    run.examples = {"originals": images[:N_EXAMPLES, 0].tolist(),
+                    "reconstructions": recon[:N_EXAMPLES, 0].double().tolist()}
     return run
 
 
-def _decode_with(impl, trained: dict, z: torch.Tensor, budget: AutoencoderBudget):
-    """``decode(z)`` of a new ``ConvAutoEncoder`` carrying ``trained``, in ``impl`` (eval mode)."""
-    model = impl.autoencoder.ConvAutoEncoder(budget.latent_dim)
-    model.load_state_dict(trained)
-    model.eval()
-    return model.decode(z)
+def graph_problem(message: str) -> str:
+    """A student-facing sentence for why the kit could not train the recorded model."""
+    return _("The grader records your model's computation (its encode/decode or forward on inputs it "
+             "chooses), re-draws its parameters and trains it with its own loop, where none of your code "
+             "runs. That failed: {reason}").format(reason=str(message)[:400])
 
 
-def _untrained_mse(impl, images: torch.Tensor, budget: AutoencoderBudget) -> float:
-    """Held-out error of a freshly initialised model (seeded with ``budget.seed``); inf when its
-    output is unusable (then any finite trained error counts as learning)."""
-    impl.seed(budget.seed)
-    model = impl.autoencoder.ConvAutoEncoder(budget.latent_dim)
-    model.eval()
-    recon = model.decode(model.encode(images))
-    if _image_problem(recon, images, "decode(encode(x))"):
-        return math.inf
-    return _mse(recon, images)
+@contextlib.contextmanager
+def trusted_process(impl):
+    """A child that runs no student code (:meth:`autograder.sandbox.remote.RemoteImpl.trusted`),
+    for the kit's training of a recorded graph; a trusted local implementation is used as is."""
+    from autograder.sandbox.remote import RemoteImpl
+
+    if not isinstance(impl, RemoteImpl):
+        yield _LocalKit()
+        return
+    kit = impl.trusted()
+    try:
+        yield kit
+    finally:
+        kit.close()
+
+
+class _LocalKit:
+    """The kit's tasks run in this process (trusted implementations: the reference, mutants)."""
+
+    def task(self, name: str, *args, timeout: float | None = None, **kwargs):
+        from autograder.child import tasks
+
+        return tasks.run(name, *args, **kwargs)
 
 
 def _image_problem(recon, images: torch.Tensor, what: str) -> str | None:
@@ -317,7 +314,7 @@ def _mse(recon: torch.Tensor, images: torch.Tensor) -> float:
 
 def losses_problem(losses, epochs: int) -> str | None:
     """Why ``losses`` (train_autoencoder's return value) is not one finite float per epoch, as
-    the contract asks (None when it is). Its values are not judged: they are the child's word."""
+    the contract asks (None when it is)."""
     if not isinstance(losses, list) or len(losses) != epochs or \
             not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in losses):
         return _("train_autoencoder should return a list of {n} floats (one mean loss per epoch), "
@@ -327,15 +324,128 @@ def losses_problem(losses, epochs: int) -> str | None:
     return None
 
 
+# -- train_autoencoder as a function ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LoopProbe:
+    """The function test of ``train_autoencoder``: the kit's probe model
+    (:func:`autograder.child.tasks.probe_autoencoder`), ``batches`` batches of ``batch_size`` noise
+    images, ``epochs`` epochs at ``lr``; seeds drawn per run."""
+
+    batches: int = 3
+    batch_size: int = 4
+    epochs: int = 2
+    lr: float = 1e-2
+
+
+LOOP = LoopProbe()
+
+
+def loop_probe(seed: int, probe: LoopProbe = LOOP) -> tuple[dict, list]:
+    """This run's probe: ``(initial state_dict, list of image batches)``."""
+    from autograder.child import tasks
+
+    g = torch.Generator().manual_seed(draws.draw_seed(seed, "autoencoder:loop") & 0x7FFF_FFFF)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (), generator=g)))
+        state = {k: v.detach().clone() for k, v in tasks.probe_autoencoder().state_dict().items()}
+    batches = [torch.rand(probe.batch_size, 1, 28, 28, generator=g) for _ in range(probe.batches)]
+    return state, batches
+
+
+def adam_loop(state: dict, batches: list, epochs: int, lr: float, loss: str = "mse", *, zero_grad: bool = True,
+              step: bool = True, loss_record: str = "mean") -> tuple[dict, list]:
+    """What ``train_autoencoder`` must do, computed by the kit: ``Adam(model.parameters(), lr)``
+    on the probe model loaded with ``state``, for each epoch and batch: forward, the loss against
+    the images (``"mse"``: ``nn.MSELoss()``; ``"bce"``: ``nn.BCELoss()`` on the sigmoid output),
+    ``zero_grad``, ``backward``, ``step``; the mean batch loss per epoch. The keyword switches
+    build the known wrong loops (no ``zero_grad``, no ``step``, the epoch's summed loss).
+    Returns ``(state_dict after, losses)``."""
+    from autograder.child import tasks
+
+    model = tasks.probe_autoencoder()
+    model.load_state_dict(state)
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    loss_fn = torch.nn.MSELoss() if loss == "mse" else torch.nn.BCELoss()
+    history = []
+    for _epoch in range(epochs):
+        total = 0.0
+        for images in batches:
+            value = loss_fn(model(images), images)
+            if zero_grad:
+                optimizer.zero_grad()
+            value.backward()
+            if step:
+                optimizer.step()
+            total += float(value.detach())
+        history.append(total / len(batches) if loss_record == "mean" else total)
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}, history
+
+
+# the wrong loops worth naming: catalog id -> adam_loop switches
+LOOP_MISTAKES = {
+    "autoencoder_no_optimizer_step": {"step": False},
+    "autoencoder_no_zero_grad": {"zero_grad": False},
+    "autoencoder_summed_epoch_loss": {"loss_record": "sum"},
+}
+
+
+def _same_state(got, want: dict, atol: float = 1e-5) -> bool:
+    return isinstance(got, dict) and set(got) == set(want) and all(
+        isinstance(got[k], torch.Tensor) and got[k].shape == want[k].shape
+        and torch.allclose(got[k].double(), want[k].double(), atol=atol, rtol=1e-4) for k in want)
+
+
+def _same_losses(got, want: list) -> bool:
+    return isinstance(got, list) and len(got) == len(want) and all(
+        isinstance(g, (int, float)) and not isinstance(g, bool) and math.isclose(g, w, rel_tol=1e-4, abs_tol=1e-6)
+        for g, w in zip(got, want))
+
+
+def loop_verdict(state: dict, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
+    """``(None, None)`` when ``(state, losses)`` is what the kit's Adam loop gives from
+    ``initial`` and ``batches`` (with MSE or BCE), else ``(student-facing text, catalog mistake
+    or None)``."""
+    for loss in ("mse", "bce"):
+        want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, loss)
+        if _same_state(state, want_state) and _same_losses(losses, want_losses):
+            return None, None
+    for mutant_id, switches in LOOP_MISTAKES.items():
+        for loss in ("mse", "bce"):
+            want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, loss, **switches)
+            if _same_state(state, want_state) and _same_losses(losses, want_losses):
+                return _loop_text(state, losses, initial, batches, probe), named_mistake(mutant_id)
+    return _loop_text(state, losses, initial, batches, probe), None
+
+
+def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe) -> str:
+    want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, "mse")
+    params = "the same" if _same_state(state, want_state) else "different"
+    changed = isinstance(state, dict) and any(
+        isinstance(state.get(k), torch.Tensor) and state[k].shape == v.shape and not torch.equal(state[k], v)
+        for k, v in initial.items())
+    return _("What was measured: the grader gave train_autoencoder a small model of its own and {b} fixed "
+             "batches of {n} images for {e} epochs at lr={lr}, and ran the same loop itself (Adam over "
+             "model.parameters(); for every batch: forward, the loss against the images, zero_grad, backward, "
+             "step; the mean batch loss per epoch). Your loop's parameters: {params} ({changed}); its losses "
+             "{got}, expected {want} (mean squared error).").format(
+        b=len(batches), n=probe.batch_size, e=probe.epochs, lr=probe.lr,
+        params=_("the same") if params == "the same" else _("different"),
+        changed=_("they changed") if changed else _("they never changed"),
+        got=repr(losses)[:200], want=[round(v, 6) for v in want_losses])
+
+
 # -- feedback --------------------------------------------------------------------------------------
 
 
 def autoencoder_feedback(run: AutoencoderRun, bar: float, budget: AutoencoderBudget = AE) -> str:
     """A student-facing account of a training result: what was measured, the bar, the
     reference's figure and the likely causes (English or Korean through gettext)."""
-    text = _("What was measured: the grader trained your ConvAutoEncoder({d}) with your train_autoencoder "
-             "({epochs} epochs, lr={lr}, {n} digits), then computed the mean squared error of "
-             "decode(encode(x)) on {m} other digits itself: {before:.4f} before training, {mse:.4f} after. "
+    text = _("What was measured: the grader recorded your ConvAutoEncoder({d})'s encode and decode, drew "
+             "its parameters afresh and trained it with its own Adam loop on the mean squared error ({epochs} "
+             "epochs, lr={lr}, {n} digits), where none of your code runs; then it computed the mean squared "
+             "error of decode(encode(x)) on {m} other digits: {before:.4f} before training, {mse:.4f} after. "
              "Required: at most {bar:.3f} after training, and at most {ratio:.0%} of the error before "
              "training. The reference solution reaches about {ref:.3f}.").format(
         d=budget.latent_dim, epochs=budget.epochs, lr=budget.lr, n=budget.n_train, m=budget.n_heldout,
@@ -345,15 +455,12 @@ def autoencoder_feedback(run: AutoencoderRun, bar: float, budget: AutoencoderBud
 
 def _likely_causes(run: AutoencoderRun, budget: AutoencoderBudget) -> str:
     if not run.learned(budget):
-        if not run.weights_changed:
-            return _("the weights did not change during training: train_autoencoder should call "
-                     "optimizer.zero_grad(), loss.backward() and optimizer.step() for every batch, with an "
-                     "optimizer over model.parameters().")
         if run.mse_before <= budget.learns_mse:
-            return _("the model reconstructed the digits before any training (weights prepared in advance?); "
-                     "points need the error to fall during the grader's training.")
-        return _("training barely lowered the error: the loss should compare the model's output with its "
-                 "input image, and every parameter should be given to the optimizer.")
+            return _("the model reconstructed the digits before any training, with parameters the grader drew "
+                     "(a fixed code that does not depend on the parameters?); points need the error to fall "
+                     "during the grader's training.")
+        return _("training barely lowered the error: decode(encode(x)) should depend on the parameters of "
+                 "both halves, so that training can shape the code z.")
     if run.mse >= 0.85 * budget.constant_mse:
         return _("your reconstructions are about as good as one constant image (the average digit gives "
                  "{const:.3f}): the decoder's output stopped depending on z. A too-large learning rate for "
@@ -373,14 +480,3 @@ def autoencoder_failure(run: AutoencoderRun, bar: float, budget: AutoencoderBudg
     if not run.learned(budget) or not run.mse <= bar:
         return autoencoder_feedback(run, bar, budget)
     return None
-
-
-def autoencoder_mistake(run: AutoencoderRun, budget: AutoencoderBudget = AE):
-    """The catalog mistake a failed run suggests, or None: the child's report that the weights
-    never changed points at a loop that never steps (or at a model that returns its input, when
-    every loss was 0). A hint only; points never depend on it."""
-    if run.learned(budget) or run.weights_changed:
-        return None
-    losses = run.losses if isinstance(run.losses, list) else []
-    zero = bool(losses) and all(v == 0 for v in losses)
-    return named_mistake("autoencoder_identity" if zero else "autoencoder_no_optimizer_step")

@@ -60,7 +60,7 @@ import torch
 from autograder.checks import draws
 from autograder.i18n import _
 from autograder.checks.training import (  # noqa: F401  (linear_credit: for the suite)
-    cached, catalog, fresh_process, linear_credit, plain_state, run_seed)
+    cached, catalog, graph_problem, linear_credit, plain_state, run_seed, trusted_process)
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3
@@ -88,6 +88,7 @@ class TransformerBudget:
     partial_acc: float = 0.20
     learned_ratio: float = 0.5
     reference_acc: float = 0.75    # the reference's typical figure (median 0.78), quoted in feedback
+    max_constants: int = 65_536    # numbers a model may bring of its own (a PE table is max_len x d_model)
 
     def config(self) -> dict:
         """Keyword arguments of ``Transformer(...)``."""
@@ -179,35 +180,37 @@ def transformer_run(impl, budget: TransformerBudget = TF, cache: bool = True,
     return cached(impl, f"transformer:{budget}:{seed}", lambda: _transformer_run(impl, budget, seed))
 
 
+def capture_inputs(budget: TransformerBudget, seed: int):
+    """The pairs the model is recorded on (plain reversal, no secret code; not the training or the
+    held-out pairs): ``(train src, train tgt[:, :-1], eval src, eval tgt[:, :-1])`` with the
+    training batch's and the held-out set's shapes."""
+    base = draws.draw_seed(seed, "transformer:capture") & 0x7FFF_FFFF
+    src, tgt = reversal_data(budget.batch_size, base, budget)
+    ev_src, ev_tgt = reversal_data(budget.n_heldout, base ^ 0x5A5A, budget)
+    return src, tgt[:, :-1], ev_src, ev_tgt[:, :-1]
+
+
 def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerRun:
     src, tgt, held_src, held_tgt = draw_task(budget, seed)
-    out = impl.task("fit_transformer", impl.transformer, budget.config(), src, tgt, budget.steps,
-                    budget.batch_size, budget.lr, budget.seed, PAD, budget.warmup, timeout=budget.timeout_s)
+    captured = impl.task("capture_transformer", impl.transformer, budget.config(), *capture_inputs(budget, seed),
+                         budget.seed, timeout=budget.timeout_s)
+    with trusted_process(impl) as kit:
+        out = kit.task("train_transformer_graph", captured, src, tgt, held_src, budget.vocab, budget.steps,
+                       budget.batch_size, budget.lr, budget.warmup,
+                       draws.draw_seed(seed, "transformer:init") & 0x7FFF_FFFF, PAD, BOS, EOS,
+                       budget.max_constants, timeout=budget.timeout_s)
+    if isinstance(out, dict) and isinstance(out.get("problem"), str):
+        return TransformerRun(accuracy=0.0, note=graph_problem(out["problem"]))
     trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
-    if trained is None:
+    generated = out.get("generated") if isinstance(out, dict) else None
+    if trained is None or not isinstance(generated, torch.Tensor) or generated.dim() != 2 \
+            or generated.shape[0] != budget.n_heldout or generated.is_floating_point():
         raise AssertionError(_("the training run returned an unexpected value"))
-    with fresh_process(impl) as other:
-        own = _own_accuracy(other, trained, budget, held_src, held_tgt)
+    own = float(exact_match(generated.long(), held_tgt).double().mean())
     run = _reference_measures(trained, budget, held_src, held_tgt)
     if own < run.accuracy:
         run.accuracy = own
     return run
-
-
-def _own_accuracy(impl, trained: dict, budget: TransformerBudget, held_src, held_tgt) -> float:
-    """Held-out exact match of the student's ``Transformer`` built in ``impl`` (a fresh child),
-    loaded with ``trained``, decoded by its own ``greedy_decode``. Raises AssertionError when
-    greedy_decode does not return a LongTensor ``[n, L]``."""
-    model = impl.transformer.Transformer(**budget.config())
-    model.load_state_dict(trained)
-    model.eval()
-    generated = model.greedy_decode(held_src, BOS, EOS, budget.max_len + 2)
-    if not isinstance(generated, torch.Tensor) or generated.dim() != 2 or \
-            generated.shape[0] != budget.n_heldout or generated.is_floating_point():
-        got = list(generated.shape) if isinstance(generated, torch.Tensor) else type(generated).__name__
-        raise AssertionError(_("greedy_decode(src, ...) should return a LongTensor [{n}, L], got {got}").format(
-            n=budget.n_heldout, got=got))
-    return float(exact_match(generated.long(), held_tgt).double().mean())
 
 
 def _reference_with_named_mistakes(reference):
