@@ -113,6 +113,7 @@ class AutoencoderBudget:
     learns_mse: float = 0.055
     learned_ratio: float = 0.75     # an untrained model scores >= 0.067 (a constant image)
     max_constants: int = 1024       # numbers a model may bring of its own (see graphs.constant_numbers)
+    z_noise: float = 0.15           # noise on z between encode and decode (graph_training.perturbed)
     reference_mse: float = 0.025
     constant_mse: float = 0.067     # the best constant image (the mean digit), for feedback
 
@@ -247,7 +248,7 @@ def _autoencoder_run(impl, budget: AutoencoderBudget, data_dir, seed: int, trans
     with trusted_process(impl) as kit:
         out = kit.task("train_autoencoder_graph", captured, train, images, budget.latent_dim, budget.epochs,
                        budget.lr, budget.batch_size, draws.draw_seed(seed, "autoencoder:init") & 0x7FFF_FFFF,
-                       budget.max_constants, timeout=budget.timeout_s)
+                       budget.max_constants, budget.z_noise, timeout=budget.timeout_s)
     if isinstance(out, dict) and isinstance(out.get("problem"), str):
         run.problem = graph_problem(out["problem"])
         return run

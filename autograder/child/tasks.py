@@ -7,7 +7,6 @@ driving the student's model. Register a routine with :func:`task`.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Callable
 
@@ -124,13 +123,13 @@ def capture_transformer(module, config: dict, train_src, train_tgt, eval_src, ev
 
 @task
 def train_autoencoder_graph(captured: dict, images, heldout, latent_dim: int, epochs: int, lr: float,
-                            batch_size: int, seed: int, max_constants: int):
+                            batch_size: int, seed: int, max_constants: int, noise: float = 0.0):
     """:func:`.graph_training.train_autoencoder` (run in a child without student files)."""
     from . import graph_training
 
     try:
         return graph_training.train_autoencoder(captured, images, heldout, latent_dim, epochs, lr, batch_size,
-                                                seed, max_constants)
+                                                seed, max_constants, noise)
     except graph_training.UNTRAINABLE as exc:
         return {"problem": graph_training.graphs.describe(exc)}
 
