@@ -288,3 +288,19 @@ def test_the_probe_model_and_the_kits_adam_loop_agree_with_the_reference_loop():
                     training.LOOP.epochs, training.LOOP.lr)
     assert training.loop_verdict(out["state"], out["losses"], initial, batches) == (None, None)
     assert len(out["losses"]) == training.LOOP.epochs and out["losses"][1] < out["losses"][0]
+
+
+def test_a_refused_operator_is_named_with_the_models_line():
+    class Sorter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return torch.special.zeta(x * self.w, 2.0)   # not on the allow-list
+
+    model = Sorter()
+    graph = graphs.capture(model, [torch.randn(2, 3)], model)
+    line = Sorter.forward.__code__.co_firstlineno + 1
+    with pytest.raises(graphs.GraphError, match=rf"aten\.special_zeta\..*test_checks_training_graphs\.py:{line}"):
+        graphs.check(graph, graphs.param_specs(model))

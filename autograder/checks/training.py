@@ -245,6 +245,9 @@ def _autoencoder_run(impl, budget: AutoencoderBudget, data_dir, seed: int, trans
     captured = impl.task("capture_autoencoder", impl.autoencoder, budget.latent_dim,
                          *capture_inputs(budget, seed), budget.seed, timeout=budget.timeout_s)
     run = AutoencoderRun(transform=index)
+    if isinstance(captured, dict) and isinstance(captured.get("problem"), str):
+        run.problem = graph_problem(captured["problem"])
+        return run
     with trusted_process(impl) as kit:
         out = kit.task("train_autoencoder_graph", captured, train, images, budget.latent_dim, budget.epochs,
                        budget.lr, budget.batch_size, draws.draw_seed(seed, "autoencoder:init") & 0x7FFF_FFFF,

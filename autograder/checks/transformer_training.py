@@ -194,6 +194,8 @@ def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerR
     src, tgt, held_src, held_tgt = draw_task(budget, seed)
     captured = impl.task("capture_transformer", impl.transformer, budget.config(), *capture_inputs(budget, seed),
                          budget.seed, timeout=budget.timeout_s)
+    if isinstance(captured, dict) and isinstance(captured.get("problem"), str):
+        return TransformerRun(accuracy=0.0, note=graph_problem(captured["problem"]))
     with trusted_process(impl) as kit:
         out = kit.task("train_transformer_graph", captured, src, tgt, held_src, budget.vocab, budget.steps,
                        budget.batch_size, budget.lr, budget.warmup,

@@ -27,11 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import sys
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_KIT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 MAX_NODES = 20_000
 
@@ -76,8 +80,10 @@ _scaled_dot_product_efficient_attention _scaled_dot_product_flash_attention
 _scaled_dot_product_cudnn_attention _fused_sdp_choice _upsample_bilinear2d_aa
 _upsample_nearest_exact1d _upsample_nearest_exact2d _unsafe_index _unsafe_index_put
 _index_put_impl batch_norm instance_norm native_channel_shuffle channel_shuffle type_as
-_has_compatible_shallow_copy_type im2col col2im _conj _neg_view resolve_conj resolve_neg
-real view_as_real view_as_complex complex polar _pin_memory
+im2col col2im _conj _neg_view resolve_conj resolve_neg
+real view_as_real view_as_complex complex polar sort argsort randn randn_like rand rand_like normal
+uniform randint randint_like randperm linalg_vector_norm reflection_pad1d reflection_pad2d
+replication_pad1d replication_pad2d logit tril_indices triu_indices _convolution lift
 """.split())
 # Packets that write into their running-statistics arguments (the only writes into a model's
 # buffers the kit accepts).
@@ -178,9 +184,31 @@ class _Recorder(TorchDispatchMode):
                 "kwargs": self._encode(kwargs)}
         if not torch.is_grad_enabled():
             node["ng"] = True
+        where = _caller()
+        if where:
+            node["at"] = where
         node["out"] = self._bind(out, f"v{len(self.nodes)}")
         self.nodes.append(node)
         return out
+
+
+def _caller() -> str:
+    """``file.py:line`` of the innermost frame outside torch and the kit (the model's line that
+    called the operator), or ``""``."""
+    frame = sys._getframe(2)
+    for _ in range(40):
+        if frame is None:
+            return ""
+        name = frame.f_code.co_filename
+        if not name.startswith(_TORCH_DIR) and not name.startswith(_KIT_DIR) and not name.startswith("<"):
+            return f"{os.path.basename(name)[:60]}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _at(node: dict) -> str:
+    where = node.get("at")
+    return f" (at {str(where)[:80]})" if where else ""
 
 
 def capture(call, inputs: list, model: torch.nn.Module, max_nodes: int = MAX_NODES) -> dict:
@@ -304,19 +332,22 @@ def check(graph: dict, specs: dict) -> None:
     stats = statistic_buffers(specs)
     defined = params | buffers | set(graph["inputs"]) | set(graph["constants"])
     for node in nodes:
-        op = resolve(node["op"])
+        try:
+            op = resolve(node["op"])
+        except GraphError as exc:
+            raise GraphError(f"{exc}{_at(node)}") from None
         used = _refs([node["args"], node["kwargs"]], [])
         missing = [u for u in used if u not in defined]
         if missing:
-            raise GraphError(f"{node['op']} uses {missing[0]!r}, which is not defined before it")
+            raise GraphError(f"{node['op']} uses {missing[0]!r}, which is not defined before it{_at(node)}")
         written = _written(op, node)
         for name in written:
             if name in params or name in graph["inputs"]:
                 raise GraphError(f"{node['op']} writes into {name[2:] if name[:2] == 'p:' else 'its input'} "
-                                 f"during the call (parameters change only through the optimizer)")
+                                 f"during the call (parameters change only through the optimizer){_at(node)}")
             if name in buffers and not (name in stats and packet_of(node["op"]) in NORM_WRITERS
                                         or packet_of(node["op"]) == "add" and name in stats):
-                raise GraphError(f"{node['op']} writes into the buffer {name[2:]} during the call")
+                raise GraphError(f"{node['op']} writes into the buffer {name[2:]} during the call{_at(node)}")
         defined.update(_out_names(node["out"], []))
     if not set(_refs(graph["outputs"], [])) <= defined:
         raise GraphError("the graph's output is not defined")

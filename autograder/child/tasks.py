@@ -85,8 +85,8 @@ def capture_autoencoder(module, latent_dim: int, train_input, eval_input, code_i
     """Build ``module.ConvAutoEncoder(latent_dim)`` (seeded) and record, as graphs, the
     train-mode ``decode(encode(x))`` on ``train_input`` and the eval-mode ``encode`` on
     ``eval_input`` and ``decode`` on ``code_input``. Returns ``{"specs", "train", "encode",
-    "decode"}`` (:func:`.graphs.capture`, :func:`.graphs.param_specs`); raises what the
-    student's code raises, GraphError for what cannot be recorded."""
+    "decode"}`` (:func:`.graphs.capture`, :func:`.graphs.param_specs`), or ``{"problem": text}``
+    when a call cannot be recorded; raises what the student's code raises."""
     import torch
 
     from . import graphs
@@ -94,11 +94,14 @@ def capture_autoencoder(module, latent_dim: int, train_input, eval_input, code_i
     torch.manual_seed(seed)
     model = module.ConvAutoEncoder(latent_dim)
     specs = graphs.param_specs(model)
-    model.train()
-    train = graphs.capture(lambda x: model.decode(model.encode(x)), [train_input], model)
-    model.eval()
-    encode = graphs.capture(model.encode, [eval_input], model)
-    decode = graphs.capture(model.decode, [code_input], model)
+    try:
+        model.train()
+        train = graphs.capture(lambda x: model.decode(model.encode(x)), [train_input], model)
+        model.eval()
+        encode = graphs.capture(model.encode, [eval_input], model)
+        decode = graphs.capture(model.decode, [code_input], model)
+    except graphs.GraphError as exc:
+        return {"problem": graphs.describe(exc)}
     return {"specs": specs, "train": train, "encode": encode, "decode": decode}
 
 
@@ -106,7 +109,7 @@ def capture_autoencoder(module, latent_dim: int, train_input, eval_input, code_i
 def capture_transformer(module, config: dict, train_src, train_tgt, eval_src, eval_tgt, seed: int):
     """Build ``module.Transformer(**config)`` (seeded) and record ``forward(src, tgt)`` as a
     graph in training mode on ``(train_src, train_tgt)`` and in eval mode on ``(eval_src,
-    eval_tgt)``. Returns ``{"specs", "train", "eval"}``."""
+    eval_tgt)``. Returns ``{"specs", "train", "eval"}`` or ``{"problem": text}``."""
     import torch
 
     from . import graphs
@@ -114,10 +117,13 @@ def capture_transformer(module, config: dict, train_src, train_tgt, eval_src, ev
     torch.manual_seed(seed)
     model = module.Transformer(**config)
     specs = graphs.param_specs(model)
-    model.train()
-    train = graphs.capture(model.forward, [train_src, train_tgt], model)
-    model.eval()
-    evaluation = graphs.capture(model.forward, [eval_src, eval_tgt], model)
+    try:
+        model.train()
+        train = graphs.capture(model.forward, [train_src, train_tgt], model)
+        model.eval()
+        evaluation = graphs.capture(model.forward, [eval_src, eval_tgt], model)
+    except graphs.GraphError as exc:
+        return {"problem": graphs.describe(exc)}
     return {"specs": specs, "train": train, "eval": evaluation}
 
 
