@@ -378,7 +378,7 @@ def test_a_correct_architecture_earns_full_credit(one_thread, folder):
     assert training.losses_problem(run.losses, training.AE.epochs) is None
     initial, batches = training.loop_probe(SEED)  # and its own loop is the kit's Adam loop
     out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training.LOOP.epochs,
-                    training.LOOP.lr)
+                    training.LOOP.lr, timeout=training.LOOP.timeout_s)
     assert training.loop_verdict(out["state"], out["losses"], initial, batches) == (None, None)
     assert training.autoencoder_failure(run, training.AE.full_credit_mse) is None, (run.mse, run.mse_before)
 

@@ -340,6 +340,7 @@ class LoopProbe:
     batch_size: int = 4
     epochs: int = 2
     lr: float = 1e-2
+    timeout_s: float = 60.0     # the first optimizer of a child imports torch._dynamo (~2 s)
 
 
 LOOP = LoopProbe()
