@@ -91,7 +91,7 @@ def plain_reversal():
     ref = implementations.reference().transformer
     captured = tasks.run("capture_transformer", ref, budget.config(), *tt.capture_inputs(budget, 0), 0)
     src, tgt = tt.reversal_data(budget.steps * budget.batch_size, 1, budget)
-    held_src, held_tgt = tt.reversal_data(200, 2, budget)
+    held_src, held_tgt = tt.reversal_data(budget.n_heldout, 2, budget)
     out = graph_training.train_transformer(captured, src, tgt, held_src, budget.vocab, budget.steps,
                                            budget.batch_size, budget.lr, budget.warmup, 0, tt.PAD, tt.BOS,
                                            tt.EOS, budget.max_constants)

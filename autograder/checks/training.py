@@ -3,29 +3,29 @@
 Parent-side, trusted code shared by ``suites/{public,hidden}/test_autoencoder.py`` (the
 Transformer's training check, built the same way, is :mod:`autograder.checks.transformer_training`).
 
-**What is trusted.** The child runs the student's code, and the kit's own routines there
-(:mod:`autograder.child.tasks`) can be replaced by the student's module at import time, so
-nothing the child *reports* about training decides points: not the loss list, not "the weights
-changed", not an accuracy. Points come only from errors this module computes from the outputs
-of the trained model on digits the grader chooses, after training:
+**What is trusted.** No student code runs while the graded model trains or is measured
+(:mod:`autograder.child.graphs`, :mod:`autograder.child.graph_training`):
 
-1. the training child builds ``ConvAutoEncoder(latent_dim)`` and runs the student's
-   ``train_autoencoder`` on ``n_train`` digits; it returns the trained ``state_dict`` (plain
-   tensors) and the loss list (checked for its form only: one finite float per epoch);
-2. only then are the held-out digits sent to ``encode`` (in that child); ``z`` must be
-   ``[n_heldout, latent_dim]`` and is rounded to bfloat16 (no extra bits in the mantissas);
-3. a **fresh child** builds a new model, loads the trained weights and runs ``decode(z)``: it
-   never saw the held-out digits, so a cache, a skip path or a wider ``z`` cannot score. The
-   parent computes the mean squared error itself (``mse``);
-4. in that child, *after* ``decode`` has answered, a freshly initialised model (seeded) gives
-   ``decode(encode(x))`` on the same digits: the error before training (``mse_before``).
+1. the student's child builds ``ConvAutoEncoder(latent_dim)`` and *records* one call each of
+   ``decode(encode(x))`` (training mode) and of ``encode``, ``decode`` (eval mode) on noise the
+   grader draws (:func:`capture_inputs`): a list of ATen operators, plain data. That child never
+   receives a training or held-out digit; the kit's routine there may be replaced by the
+   student's module, so what it sends is only ever a graph;
+2. a child whose submission folder is empty (:meth:`autograder.sandbox.remote.RemoteImpl.trusted`)
+   checks the graphs (allow-listed operators, no writes into parameters, at most
+   ``max_constants`` numbers of the model's own), re-draws every parameter from the run's secret
+   seed (the student's initial values are never used), trains with the kit's Adam loop on the
+   mean squared error, and reconstructs the held-out digits through the eval-mode graphs, with
+   ``z`` perturbed by ``z_noise`` times its per-dimension spread and rounded to bfloat16, both
+   before training (fresh parameters) and after;
+3. the parent computes the mean squared errors itself (``mse_before``, ``mse``).
 
 "It learned" means ``mse <= learned_ratio * mse_before`` (a trusted before/after comparison; with
 0.75, any model reaching the partial-credit bar passes it, since an untrained network does no
-better than the best constant image, 0.067, while a loop that does not train stays near 1.0);
-every training point needs it, so weights loaded in the constructor (pretrained offline) score
-nothing even if they reconstruct well, and a loop that never steps, or fabricated losses, score
-nothing either.
+better than the best constant image, 0.067); every training point needs it, so a fixed codec
+that does not depend on the parameters scores nothing. ``train_autoencoder`` itself is graded as
+a function (:func:`loop_verdict`: the kit's probe model, fixed batches, compared with the kit's
+Adam loop), never trusted to train the graded model.
 
 **What cannot be prepared.** Per run (:mod:`autograder.checks.draws`: the run's seed mixed with
 the instructor-only secret) the grader draws which digits train and which evaluate, from the
@@ -42,12 +42,11 @@ before the run:
   on a submission's code (``autograder.intake.limits.SUBMISSION_CODE_MAX_BYTES``, 512 KiB, enforced at
   intake) bounds what can be carried: 16 transformed copies of the pool at that quality (16 x
   120 KB) or raw digits (784 bytes each, 7.8 MB for the test set) are well over it;
-* *weights trained offline* (in the source or the constructor): they score nothing unless the
-  trusted before/after comparison shows learning, and weights for plain digits reconstruct a
-  rotated or inverted digit worse than a constant image. Residual risk, stated plainly: code
-  that recognises the transform from the training digits and un-does it around one small
-  pretrained model, installed by ``train_autoencoder`` itself, is not stopped by these draws
-  (the similarity report and a human reader of a 100-line file can spot it, not this check).
+* *weights trained offline* (in the source or the constructor): every parameter is re-drawn;
+  as constants they exceed ``max_constants``. Residual risk, stated plainly: a codec computed by
+  operators alone (no constants), gated by a learned gain, keeps what survives the noise on ``z``
+  (a 7x7 picture packed four pixels per number does not:
+  ``tests/test_checks_training_attacks.py``).
 
 **Budget and fairness** (``benchmarks/bench_training.py --table``): the budget below was chosen
 so that six correct architectures pass at full credit on every seed and transform tried,

@@ -11,24 +11,28 @@ run (for plain reversal, or for any few permutations) decode ~nothing, and a tab
 all of them (5,040 x ~100 KB) is far over the kit's cap on a submission's code
 (``autograder.intake.limits.SUBMISSION_CODE_MAX_BYTES``).
 
-**What is trusted.** The child trains the student's ``Transformer`` with the kit's loop
-(``fit_transformer``); that routine can be replaced by the student's module at import time, so
-only the trained ``state_dict`` it returns is used, and only through trusted decoding:
+**What is trusted.** The student's child only records ``forward(src, tgt)`` as a graph, in
+training and in eval mode, on plain-reversal pairs (:func:`capture_inputs`; it never sees a
+training or held-out pair). A child without student files trains that graph with the kit's loop
+from parameters it re-draws (:func:`autograder.child.graph_training.train_transformer`) and
+decodes the held-out sources greedily through the eval-mode graph with the kit's loop. The
+parent then measures:
 
 * the *reference* ``Transformer`` (with the component mistakes already named in this run, so a
-  mistake graded in its own exercise is not charged twice) loaded with those weights, decoded by
-  the reference's ``greedy_decode`` in this process: exact-match accuracy on held-out sequences
-  the grader draws, and the teacher-forced held-out cross-entropy, compared with that of an
-  untrained reference (the "it learned" test);
-* the student's own class, built in a **fresh child** and loaded with the same weights,
-  decoded by the student's ``greedy_decode``: the accuracy is the lower of the two, so a stub
-  whose replaced routine returns weights made elsewhere scores 0 (the class cannot be built),
-  and code that computes the answer without learning it scores 0 in the reference.
+  mistake graded in its own exercise is not charged twice) loaded with the trained parameters,
+  decoded by the reference's ``greedy_decode``: exact match on held-out sequences, and the
+  teacher-forced held-out cross-entropy compared with that of an untrained reference (the "it
+  learned" test);
+* the exact match of the kit's greedy decoding of the recorded graph: the accuracy is the lower
+  of the two, so a computation that does not learn the contract's parameters (index arithmetic
+  around one learned scale, weights carried as constants) scores 0 in the reference.
+
+The student's ``greedy_decode`` is graded by its value tests, not here.
 
 Thresholds: full credit from ``full_credit_acc``, partial from ``partial_acc`` (linear between);
 "it learned": the held-out loss of the trained weights at most ``learned_ratio`` of the untrained
 loss. Budget: 250 Adam steps of 64 pairs, the learning rate warmed up linearly to 1e-2 over 25
-steps then decayed on a cosine (``fit_transformer``'s schedule). Chosen to cut the training test's
+steps then decayed on a cosine (:func:`autograder.child.graph_training.scheduled_lr`). Chosen to cut the training test's
 grading time (fewer steps than before) while it still learns, over 16 draws (secrets ``sweep-0``
 .. ``sweep-7`` x run seeds 11 and 1, reference, one torch thread, 2026-12-01; ``/tmp`` sweep of
 ``transformer_run`` with the budget passed explicitly):
@@ -79,7 +83,7 @@ class TransformerBudget:
     d_ff: int = 64
     steps: int = 250
     batch_size: int = 64
-    lr: float = 1e-2               # the peak of the schedule (see fit_transformer's scheduled_lr)
+    lr: float = 1e-2               # the peak of the schedule (graph_training.scheduled_lr)
     warmup: int = 25               # linear warm-up steps, then cosine decay (0: constant lr)
     seed: int = 7                  # the model's initialisation in the child
     n_heldout: int = 500
@@ -145,7 +149,7 @@ def exact_match(generated: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
 @dataclass
 class TransformerRun:
     """What the parent measured: ``accuracy`` (held-out exact match, the lower of the reference
-    carrying the trained weights and the student's class carrying them in a fresh child),
+    carrying the trained parameters and the kit's greedy decoding of the recorded graph),
     ``loss`` / ``loss_before`` (held-out teacher-forced cross-entropy of the reference with the
     trained / untrained weights), ``note`` (why the accuracy is what it is, when not plain)."""
 

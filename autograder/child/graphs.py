@@ -82,7 +82,7 @@ _upsample_nearest_exact1d _upsample_nearest_exact2d _unsafe_index _unsafe_index_
 _index_put_impl batch_norm instance_norm native_channel_shuffle channel_shuffle type_as
 im2col col2im _conj _neg_view resolve_conj resolve_neg
 real view_as_real view_as_complex complex polar sort argsort randn randn_like rand rand_like normal
-uniform randint randint_like randperm linalg_vector_norm reflection_pad1d reflection_pad2d
+uniform randint randint_like randperm one_hot linalg_vector_norm reflection_pad1d reflection_pad2d
 replication_pad1d replication_pad2d logit tril_indices triu_indices _convolution lift
 """.split())
 # Packets that write into their running-statistics arguments (the only writes into a model's
