@@ -73,11 +73,19 @@ def scores(results: dict) -> dict[str, float]:
     return {t["name"]: t["score"] for t in results["tests"]}
 
 
+# the AutoEncoder's training tests and its loop test, by words of their titles (a result's name is
+# "exercise: the test's first docstring line")
+TRAINING_TITLES = ("trained by the grader's own loop", "after the grader's training budget",
+                   "reconstructed through the latent_dim bottleneck")
+LOOP_TITLE = "train_autoencoder runs Adam"
+
+
+def training_tests(results: dict) -> list[dict]:
+    return [t for t in results["tests"] if any(words in t["name"] for words in TRAINING_TITLES)]
+
+
 def training_score(results: dict) -> float:
-    return sum(t["score"] for t in results["tests"] if t["name"] in TRAINING_TESTS)
-
-
-TRAINING_TESTS = {"test_training_lowers_heldout_error", "test_learns_mnist", "test_reconstruction_quality"}
+    return sum(t["score"] for t in training_tests(results))
 
 
 # -- the Transformer ---------------------------------------------------------------------------------
@@ -87,7 +95,7 @@ TRAINING_TESTS = {"test_training_lowers_heldout_error", "test_learns_mnist", "te
 def plain_reversal():
     """The reference Transformer trained offline on plain reversal (no secret code): its recorded
     graphs and trained weights (what an attacker could prepare)."""
-    budget = tt.TransformerBudget(steps=120)
+    budget = tt.TF
     ref = implementations.reference().transformer
     captured = tasks.run("capture_transformer", ref, budget.config(), *tt.capture_inputs(budget, 0), 0)
     src, tgt = tt.reversal_data(budget.steps * budget.batch_size, 1, budget)
@@ -96,7 +104,7 @@ def plain_reversal():
                                            budget.batch_size, budget.lr, budget.warmup, 0, tt.PAD, tt.BOS,
                                            tt.EOS, budget.max_constants)
     accuracy = float(tt.exact_match(out["generated"], held_tgt).double().mean())
-    assert accuracy > 0.3, accuracy  # it does reverse plain sequences
+    assert accuracy > 0.5, accuracy  # it does reverse plain sequences
     return captured, out["trained"]
 
 
@@ -315,8 +323,8 @@ def test_fabricated_losses_cost_the_loop_test_only(tmp_path):
     sub = write_submission(tmp_path / "fabricated", correct_source() + FABRICATED)
     results = run_suites(sub, files=[SUITES / "public" / "test_autoencoder.py"], seed=SEED)
     got = scores(results)
-    assert got["test_train_autoencoder_follows_adam"] == 0, got
-    assert all(v > 0 for k, v in got.items() if k != "test_train_autoencoder_follows_adam"), got
+    assert [v for k, v in got.items() if LOOP_TITLE in k] == [0.0], got
+    assert all(v > 0 for k, v in got.items() if LOOP_TITLE not in k) and len(training_tests(results)) == 2, got
 
 
 @pytest.mark.parametrize("mutant_id", sorted(training.LOOP_MISTAKES))
@@ -359,11 +367,11 @@ ConvAutoEncoder.encode, ConvAutoEncoder.decode = _lookup_encode, _lookup_decode
     sub = write_submission(tmp_path / "table", source)
     results = run_suites(sub, files=AE_SUITES, seed=SEED)
     assert results["score"] <= SHAPE_POINTS and training_score(results) == 0, scores(results)
-    trained = [t for t in results["tests"] if t["name"] in TRAINING_TESTS]
+    trained = training_tests(results)
     assert len(trained) == 3
     for test in trained:  # plain words, no assertion introspection
-        assert "assert " not in test["output"] and "where" not in test["output"], test["output"]
-        assert "numbers of its own" in test["output"], test["output"]
+        assert "assert " not in test["output"] and "+  where" not in test["output"], test["output"]
+        assert "392000 numbers of its own" in test["output"], test["output"]
 
 
 # -- fairness and feedback ---------------------------------------------------------------------------

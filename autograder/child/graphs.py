@@ -26,6 +26,7 @@ sandbox, so it imports only the standard library and torch.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import sys
@@ -82,7 +83,7 @@ _upsample_nearest_exact1d _upsample_nearest_exact2d _unsafe_index _unsafe_index_
 _index_put_impl batch_norm instance_norm native_channel_shuffle channel_shuffle type_as
 im2col col2im _conj _neg_view resolve_conj resolve_neg
 real view_as_real view_as_complex complex polar sort argsort randn randn_like rand rand_like normal
-uniform randint randint_like randperm one_hot linalg_vector_norm reflection_pad1d reflection_pad2d
+uniform randint randint_like randperm one_hot aminmax linalg_vector_norm reflection_pad1d reflection_pad2d
 replication_pad1d replication_pad2d logit tril_indices triu_indices _convolution lift
 """.split())
 # Packets that write into their running-statistics arguments (the only writes into a model's
@@ -312,12 +313,15 @@ def constant_numbers(graphs: list[dict], specs: dict) -> int:
     """How many numbers the model brings of its own: its buffers that are not normalisation
     statistics and the constants of ``graphs`` (each counted once)."""
     stats = statistic_buffers(specs)
-    total = sum(int(b["value"].numel()) for b in specs["buffers"] if b["name"] not in stats)
+    tensors = [b["value"] for b in specs["buffers"] if b["name"] not in stats]
+    tensors += [t for g in graphs for t in g["constants"].values()]
     seen = {}
-    for g in graphs:
-        for key, t in g["constants"].items():
-            seen[(id(g), key)] = int(t.numel())
-    return total + sum(seen.values())
+    for t in tensors:  # the same tensor recorded by several calls counts once
+        data = t.detach().contiguous().view(-1)
+        key = (tuple(t.shape), str(t.dtype), hashlib.blake2b(data.view(torch.uint8).numpy().tobytes()
+                                                              if data.numel() else b"", digest_size=16).hexdigest())
+        seen[key] = int(t.numel())
+    return sum(seen.values())
 
 
 def check(graph: dict, specs: dict) -> None:
