@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from autograder import paths  # noqa: E402
-from autograder.checks import draws, training  # noqa: E402
+from autograder.checks import draws, training, training_loop  # noqa: E402
 from autograder.checks import transformer_training as tt  # noqa: E402
 from autograder.mistakes import catalog, implementations  # noqa: E402
 from autograder.run import grading  # noqa: E402
@@ -162,12 +162,12 @@ def table(seeds: int, full: bool, only: list[str] | None = None) -> None:
 def mutants(seed: int) -> None:
     """Print the credit the reference and the training mutants earn under one run's draws."""
     budget, tb = training.AE, tt.TF
-    initial, batches = training.loop_probe(seed)
-    for mutant_id in sorted(training.LOOP_MISTAKES):
+    initial, batches = training_loop.loop_probe(seed)
+    for mutant_id in sorted(training_loop.LOOP_MISTAKES):
         impl = catalog.by_id(mutant_id).impl()
-        out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training.LOOP.epochs,
-                        training.LOOP.lr)
-        _, named = training.loop_verdict(out["state"], out["losses"], initial, batches)
+        out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training_loop.LOOP.epochs,
+                        training_loop.LOOP.lr)
+        _, named = training_loop.loop_verdict(out["state"], out["losses"], initial, batches)
         print(f"train_autoencoder {mutant_id:32s} named {named.id if named else None}", flush=True)
     for label, impl in [("reference", implementations.reference())] + [(m, catalog.by_id(m).impl()) for m in AE_MUTANTS]:
         run = training.autoencoder_run(impl, cache=False, seed=seed)

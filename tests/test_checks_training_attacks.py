@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from autograder import mnist, paths
-from autograder.checks import draws, training
+from autograder.checks import draws, training, training_loop
 from autograder.checks import transformer_training as tt
 from autograder.child import graph_training, graphs, tasks
 from autograder.i18n import set_language
@@ -327,13 +327,13 @@ def test_fabricated_losses_cost_the_loop_test_only(tmp_path):
     assert all(v > 0 for k, v in got.items() if LOOP_TITLE not in k) and len(training_tests(results)) == 2, got
 
 
-@pytest.mark.parametrize("mutant_id", sorted(training.LOOP_MISTAKES))
+@pytest.mark.parametrize("mutant_id", sorted(training_loop.LOOP_MISTAKES))
 def test_each_wrong_loop_is_named(mutant_id):
     impl = catalog.by_id(mutant_id).impl()
-    initial, batches = training.loop_probe(3)
-    out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training.LOOP.epochs,
-                    training.LOOP.lr)
-    text, mistake = training.loop_verdict(out["state"], out["losses"], initial, batches)
+    initial, batches = training_loop.loop_probe(3)
+    out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training_loop.LOOP.epochs,
+                    training_loop.LOOP.lr)
+    text, mistake = training_loop.loop_verdict(out["state"], out["losses"], initial, batches)
     assert text and "What was measured" in text and mistake is not None and mistake.id == mutant_id
 
 
@@ -383,11 +383,11 @@ def test_a_correct_architecture_earns_full_credit(one_thread, folder):
     impl = implementations.load_modules({"autoencoder": (folder / "autoencoder.py").read_text(encoding="utf-8")},
                                  folder, folder.name)
     run = training.autoencoder_run(impl, data_dir=DATA, seed=SEED, cache=False)
-    assert training.losses_problem(run.losses, training.AE.epochs) is None
-    initial, batches = training.loop_probe(SEED)  # and its own loop is the kit's Adam loop
-    out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training.LOOP.epochs,
-                    training.LOOP.lr, timeout=training.LOOP.timeout_s)
-    assert training.loop_verdict(out["state"], out["losses"], initial, batches) == (None, None)
+    assert training_loop.losses_problem(run.losses, training.AE.epochs) is None
+    initial, batches = training_loop.loop_probe(SEED)  # and its own loop is the kit's Adam loop
+    out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training_loop.LOOP.epochs,
+                    training_loop.LOOP.lr, timeout=training_loop.LOOP.timeout_s)
+    assert training_loop.loop_verdict(out["state"], out["losses"], initial, batches) == (None, None)
     assert training.autoencoder_failure(run, training.AE.full_credit_mse) is None, (run.mse, run.mse_before)
 
 

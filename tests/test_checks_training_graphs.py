@@ -281,13 +281,13 @@ def test_the_kits_greedy_loop_over_a_causal_graph_equals_growing_the_target():
 
 
 def test_the_probe_model_and_the_kits_adam_loop_agree_with_the_reference_loop():
-    from autograder.checks import training
+    from autograder.checks import training_loop
 
-    initial, batches = training.loop_probe(5)
+    initial, batches = training_loop.loop_probe(5)
     out = tasks.run("run_train_autoencoder", implementations.reference().autoencoder, initial, batches,
-                    training.LOOP.epochs, training.LOOP.lr)
-    assert training.loop_verdict(out["state"], out["losses"], initial, batches) == (None, None)
-    assert len(out["losses"]) == training.LOOP.epochs and out["losses"][1] < out["losses"][0]
+                    training_loop.LOOP.epochs, training_loop.LOOP.lr)
+    assert training_loop.loop_verdict(out["state"], out["losses"], initial, batches) == (None, None)
+    assert len(out["losses"]) == training_loop.LOOP.epochs and out["losses"][1] < out["losses"][0]
 
 
 def test_a_refused_operator_is_named_with_the_models_line():

@@ -2,7 +2,7 @@
 no student file.
 
 Called by the training checks through :mod:`.tasks` in the child that
-:meth:`autograder.sandbox.remote.RemoteImpl.trusted` starts: its submission folder is empty, so
+:func:`autograder.checks.training.trusted_process` starts: its submission folder is empty, so
 every line that runs there is the kit's. It receives the graphs the student's child recorded
 (plain data), re-draws the parameters (:func:`.graphs.initial_values`), trains with the kit's
 optimizer, budget and data, and returns outputs on the grader's held-out inputs; the parent

@@ -75,7 +75,7 @@ def call_noncontiguous(fn, *args, **kwargs):
 # -- training routines (the training checks) --------------------------------------------------------
 # The capture routines run in the student's child and record the model's computation as data
 # (:mod:`.graphs`); the training routines run in a child that imports no student file
-# (``RemoteImpl.trusted``) and train and evaluate those graphs (:mod:`.graph_training`). The
+# (``checks.training.trusted_process``) and train and evaluate those graphs (:mod:`.graph_training`). The
 # student's module can replace the capture routines at import time: what they send is only a
 # graph, checked, re-initialised and trained by the kit (autograder.checks.training).
 

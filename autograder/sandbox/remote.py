@@ -107,19 +107,6 @@ class RemoteImpl:
         other.spent, other._deaths = self.spent, self._deaths  # shared, not copied
         return other
 
-    def trusted(self) -> "RemoteImpl":
-        """A child that imports no student file, for the kit's own computations on data the
-        student's child sent (the training checks train and measure captured graphs there): its
-        submission folder is an empty one the kit made, so no module of the submission can be
-        imported or shadow one; its deaths and time count against the running exercise like a
-        :meth:`sibling`'s. The caller closes it (:meth:`close` removes the folder)."""
-        import tempfile
-
-        other = self.sibling()
-        other.submission = Path(tempfile.mkdtemp(prefix="tkit-trusted-"))
-        other._empty_folder = other.submission
-        return other
-
     def begin_test(self, exercise: str | None) -> None:
         """A test of ``exercise`` starts: the child's deaths and the time its requests take
         count against that exercise from now on. When the child served another exercise's
@@ -222,11 +209,6 @@ class RemoteImpl:
         if self._spare is not None and not keep_spare:
             self._spare.close()
             self._spare = None
-        empty = getattr(self, "_empty_folder", None)
-        if empty is not None and self._child is None and self._spare is None:
-            import shutil
-
-            shutil.rmtree(empty, ignore_errors=True)
 
     def _live_child(self) -> ChildProcess:
         if self._child is not None and self._child.dead is not None:

@@ -2,7 +2,7 @@
 
 The training-loop mistakes (no ``step``, no ``zero_grad``, a summed epoch loss) are caught and
 named by ``test_train_autoencoder_follows_adam``, which compares the loop with the kit's own
-(:func:`autograder.checks.training.loop_verdict`); a skip path around the bottleneck by
+(:func:`autograder.checks.training_loop.loop_verdict`); a skip path around the bottleneck by
 ``test_forward_is_decode_of_encode``.
 """
 

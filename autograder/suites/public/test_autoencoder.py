@@ -8,7 +8,7 @@ grader measures itself (every figure that earns points).
 import pytest
 import torch
 
-from autograder.checks import training
+from autograder.checks import training, training_loop
 from autograder.checks import Mismatch, expect_equal
 
 pytestmark = pytest.mark.exercise("autoencoder")
@@ -91,15 +91,15 @@ def test_train_autoencoder_follows_adam(student, seed):
 
     ko: train_autoencoder는 배치마다 재구성 손실로 Adam을 한 단계씩 실행하고 에폭별 평균 손실을 돌려줍니다
     """
-    probe = training.LOOP
-    initial, batches = training.loop_probe(seed)
+    probe = training_loop.LOOP
+    initial, batches = training_loop.loop_probe(seed)
     out = student.task("run_train_autoencoder", student.autoencoder, initial, batches, probe.epochs, probe.lr,
                        timeout=probe.timeout_s)
     losses = out.get("losses") if isinstance(out, dict) else None
-    problem = training.losses_problem(losses, probe.epochs)
+    problem = training_loop.losses_problem(losses, probe.epochs)
     if problem:
         raise Mismatch(problem)
-    text, mistake = training.loop_verdict(out.get("state"), losses, initial, batches, probe)
+    text, mistake = training_loop.loop_verdict(out.get("state"), losses, initial, batches, probe)
     if text is not None:
         raise Mismatch(text, mistake)
 
