@@ -17,7 +17,11 @@ takes every pair), in this process with one torch thread; per architecture the m
 max held-out MSE and how many runs earn full credit.
 
 ``--mutants``: the catalog's training mutants and the reference under the same draws (the
-credit each earns), with the Transformer's reference accuracy and an untrained reference.
+credit each earns; the loop mistakes, named by the loop test), with the Transformer's reference
+accuracy and an untrained reference.
+
+``--parts``: what recording the model in the student's child, starting the trusted child and
+training there cost, for the reference (wall seconds, real children).
 
     python benchmarks/bench_training.py --cost --runs 3
     python benchmarks/bench_training.py --table --seeds 5
@@ -38,13 +42,13 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from autograder import paths  # noqa: E402
-from autograder.checks import draws, training  # noqa: E402
+from autograder.checks import draws, training, training_loop  # noqa: E402
 from autograder.checks import transformer_training as tt  # noqa: E402
 from autograder.mistakes import catalog, implementations  # noqa: E402
 from autograder.run import grading  # noqa: E402
 
 ARCHITECTURES = REPO / "tests" / "data" / "autoencoders"
-AE_MUTANTS = ("autoencoder_no_optimizer_step", "autoencoder_identity", "autoencoder_skip_path")
+AE_MUTANTS = ("autoencoder_no_optimizer_step", "autoencoder_identity", "autoencoder_skip_path")  # same graph as the reference
 TF_MUTANTS = ("transformer_no_causal_mask",)
 
 
@@ -79,6 +83,45 @@ def cost(runs: int, seed: int) -> None:
     print(f"cost: import torch {t:.2f} s; reference autoencoder+transformer grading {wo:.1f} s without the "
           f"training tests, {w:.1f} s with them; the training checks add {w - wo:.1f} s = "
           f"{(w - wo) / t:.1f}x import torch (medians of {runs}, side by side)", flush=True)
+
+
+def parts(seed: int) -> None:
+    """Print what each part of the two training checks costs for the reference, in real children:
+    recording in the student's child, training and decoding in the trusted child (wall seconds)."""
+    from autograder.sandbox import Limits
+    from autograder.sandbox.remote import RemoteImpl
+
+    impl = RemoteImpl(paths.solutions_dir(), Limits(call_timeout=600, preload_training=True))
+    budget, tb = training.AE, tt.TF
+    try:
+        impl.autoencoder  # start the child outside the figures
+        split = training.draw_digits(budget, None, seed)
+        t0 = time.monotonic()
+        captured = impl.task("capture_autoencoder", impl.autoencoder, budget.latent_dim,
+                             *training.capture_inputs(budget, seed), budget.seed)
+        t1 = time.monotonic()
+        with training.trusted_process(impl) as kit:
+            kit.task("ping")
+            t2 = time.monotonic()
+            kit.task("train_autoencoder_graph", captured, split.train_images, split.heldout_images, budget.latent_dim,
+                     budget.epochs, budget.lr, budget.batch_size, 1, budget.max_constants, budget.z_noise)
+            t3 = time.monotonic()
+        print(f"parts: autoencoder record {t1 - t0:.2f} s, trusted child start {t2 - t1:.2f} s, "
+              f"train + measure {t3 - t2:.2f} s", flush=True)
+        src, tgt, held_src, _ = tt.draw_task(tb, seed)
+        t0 = time.monotonic()
+        captured = impl.task("capture_transformer", impl.transformer, tb.config(), *tt.capture_inputs(tb, seed), tb.seed)
+        t1 = time.monotonic()
+        with training.trusted_process(impl) as kit:
+            kit.task("ping")
+            t2 = time.monotonic()
+            kit.task("train_transformer_graph", captured, src, tgt, held_src, tb.vocab, tb.steps, tb.batch_size,
+                     tb.lr, tb.warmup, 1, tt.PAD, tt.BOS, tt.EOS, tb.max_constants)
+            t3 = time.monotonic()
+        print(f"parts: transformer record {t1 - t0:.2f} s, trusted child start {t2 - t1:.2f} s, "
+              f"train + decode {t3 - t2:.2f} s", flush=True)
+    finally:
+        impl.close()
 
 
 def load(folder: Path):
@@ -119,6 +162,13 @@ def table(seeds: int, full: bool, only: list[str] | None = None) -> None:
 def mutants(seed: int) -> None:
     """Print the credit the reference and the training mutants earn under one run's draws."""
     budget, tb = training.AE, tt.TF
+    initial, batches = training_loop.loop_probe(seed)
+    for mutant_id in sorted(training_loop.LOOP_MISTAKES):
+        impl = catalog.by_id(mutant_id).impl()
+        out = impl.task("run_train_autoencoder", impl.autoencoder, initial, batches, training_loop.LOOP.epochs,
+                        training_loop.LOOP.lr)
+        _, named = training_loop.loop_verdict(out["state"], out["losses"], initial, batches)
+        print(f"train_autoencoder {mutant_id:32s} named {named.id if named else None}", flush=True)
     for label, impl in [("reference", implementations.reference())] + [(m, catalog.by_id(m).impl()) for m in AE_MUTANTS]:
         run = training.autoencoder_run(impl, cache=False, seed=seed)
         failure = training.autoencoder_failure(run, budget.learns_mse)
@@ -140,6 +190,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cost", action="store_true", help="the added wall time as a ratio to import torch")
     parser.add_argument("--table", action="store_true", help="the six architectures' fairness table")
     parser.add_argument("--mutants", action="store_true", help="the credit of the reference and the mutants")
+    parser.add_argument("--parts", action="store_true", help="what recording, the trusted child and training cost")
     parser.add_argument("--runs", type=int, default=3, help="side-by-side repetitions of --cost")
     parser.add_argument("--seeds", type=int, default=5, help="run seeds of --table")
     parser.add_argument("--full", action="store_true", help="--table: every seed with every transform")
@@ -147,10 +198,12 @@ def main(argv=None) -> int:
                         help="--table: only this folder of tests/data/autoencoders (repeatable)")
     parser.add_argument("--seed", type=int, default=1, help="the run seed of --cost and --mutants")
     args = parser.parse_args(argv)
-    everything = not (args.cost or args.table or args.mutants)
+    everything = not (args.cost or args.table or args.mutants or args.parts)
     torch.set_num_threads(1)  # as in the grading child
     if args.cost or everything:
         cost(args.runs, args.seed)
+    if args.parts or everything:
+        parts(args.seed)
     if args.mutants or everything:
         mutants(args.seed)
     if args.table or everything:

@@ -42,6 +42,16 @@ class ConvAutoEncoder(nn.Module):
     Raises:
         ValueError: ``latent_dim < 1``.
 
+    Training check: the grader records one call each of ``decode(encode(x))`` (training mode),
+    ``encode`` and ``decode`` (eval mode) on inputs it picks, at its batch sizes, as the ATen
+    operators they run; re-draws the parameters; trains the recording with its own Adam loop on the
+    mean squared error; and measures ``decode`` of a slightly noisy, bfloat16-rounded ``z``. A
+    Python ``if`` on tensor values is evaluated once, while recording (use ``torch.where`` to
+    compute by value); the module's own constants (buffers other than BatchNorm statistics, tensors
+    made outside its methods) may hold at most 1,024 numbers.
+    (학습 채점: 채점기는 encode/decode 한 번의 계산을 ATen 연산으로 기록하고, 매개변수를 새로 뽑아 자신의
+    Adam 루프로 학습한 뒤, 약간의 잡음을 더하고 bfloat16 으로 반올림한 ``z`` 로 decode 를 잽니다.)
+
     Source: Hinton & Salakhutdinov 2006; the PyTorch MNIST AutoEncoder tutorials.
     """
 

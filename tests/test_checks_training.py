@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.checks import training
+from autograder.checks import training, training_loop
 from autograder.checks import transformer_training as tt
 from autograder.mistakes import catalog, implementations
 from autograder.sandbox import Limits
@@ -47,7 +47,7 @@ def test_reversal_data_and_exact_match():
 
 
 def test_the_transformer_schedule_warms_up_then_decays():
-    from autograder.child.tasks import scheduled_lr
+    from autograder.child.graph_training import scheduled_lr
 
     rates = [scheduled_lr(step, 10, 0.01, 3) for step in range(10)]
     assert rates[:3] == pytest.approx([0.01 / 3, 0.02 / 3, 0.01])  # linear warm-up to the peak
@@ -103,8 +103,8 @@ def test_linear_credit():
 def test_reference_autoencoder_passes_with_margin_and_is_deterministic(one_thread):
     runs = [training.autoencoder_run(implementations.reference(), data_dir=DATA, cache=False, seed=11) for _ in range(2)]
     first = runs[0]
-    assert first.problem is None and first.learned() and first.weights_changed
-    assert training.losses_problem(first.losses, training.AE.epochs) is None
+    assert first.problem is None and first.learned()
+    assert training_loop.losses_problem(first.losses, training.AE.epochs) is None
     assert first.mse * 1.3 <= training.AE.full_credit_mse, first.mse
     assert first.mse_before > 3 * training.AE.learns_mse, first.mse_before
     assert all(r.mse == first.mse and r.mse_before == first.mse_before for r in runs[1:])
@@ -115,20 +115,20 @@ def test_reference_autoencoder_passes_with_margin_and_is_deterministic(one_threa
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant_id", ["autoencoder_no_optimizer_step", "autoencoder_identity",
                                        "autoencoder_skip_path"])
-def test_autoencoder_mistakes_score_nothing(one_thread, mutant_id):
-    run = training.autoencoder_run(catalog.by_id(mutant_id).impl(), data_dir=DATA, seed=11)
-    assert run.problem is None
-    assert training.autoencoder_failure(run, training.AE.learns_mse) is not None
-    assert run.mse > 2 * training.AE.learns_mse, run.mse
-    if mutant_id != "autoencoder_skip_path":
-        assert not run.learned() and training.autoencoder_mistake(run).id == mutant_id
+def test_mistakes_outside_encode_and_decode_do_not_touch_the_training_figures(one_thread, mutant_id):
+    """The kit trains ``decode(encode(x))`` with its own loop: a loop that never steps, or a
+    ``forward`` around the bottleneck, leaves the recorded computation the reference's (their own
+    tests catch them: the loop test, ``test_forward_is_decode_of_encode``)."""
+    small = training.AutoencoderBudget(n_train=128, n_heldout=32, epochs=1)
+    run = training.autoencoder_run(catalog.by_id(mutant_id).impl(), small, data_dir=DATA, seed=11, cache=False)
+    ref = training.autoencoder_run(implementations.reference(), small, data_dir=DATA, seed=11, cache=False)
+    assert run.problem is None and (run.mse, run.mse_before) == (ref.mse, ref.mse_before)
 
 
 def test_wide_latent_cannot_pass_the_bottleneck(one_thread):
     small = training.AutoencoderBudget(n_train=64, n_heldout=8, epochs=1)
-    run = training.autoencoder_run(catalog.by_id("autoencoder_wide_latent").impl(), small, data_dir=DATA)
-    assert run.problem is not None and "[8, 16]" in run.problem and "1568" in run.problem
-    assert run.mse != run.mse  # NaN: nothing measured, no credit
+    with pytest.raises(RuntimeError, match="8, 32, 7, 7"):  # its decode cannot take [n, latent_dim] codes
+        training.autoencoder_run(catalog.by_id("autoencoder_wide_latent").impl(), small, data_dir=DATA)
 
 
 CHEATER = '''
@@ -174,9 +174,8 @@ def test_a_cache_around_the_bottleneck_cannot_score(tmp_path):
         run = training.autoencoder_run(impl, small, data_dir=DATA)
     finally:
         impl.close()
-    assert run.problem is None
-    # decode ran in a fresh process that never saw the held-out digits: a grey image
-    assert run.mse > 2 * training.AE.learns_mse
+    # decode was recorded returning a tensor that no operator of its call computed
+    assert run.problem and "no operator computed" in run.problem
 
 
 @pytest.mark.slow

@@ -3,29 +3,29 @@
 Parent-side, trusted code shared by ``suites/{public,hidden}/test_autoencoder.py`` (the
 Transformer's training check, built the same way, is :mod:`autograder.checks.transformer_training`).
 
-**What is trusted.** The child runs the student's code, and the kit's own routines there
-(:mod:`autograder.child.tasks`) can be replaced by the student's module at import time, so
-nothing the child *reports* about training decides points: not the loss list, not "the weights
-changed", not an accuracy. Points come only from errors this module computes from the outputs
-of the trained model on digits the grader chooses, after training:
+**What is trusted.** No student code runs while the graded model trains or is measured
+(:mod:`autograder.child.graphs`, :mod:`autograder.child.graph_training`):
 
-1. the training child builds ``ConvAutoEncoder(latent_dim)`` and runs the student's
-   ``train_autoencoder`` on ``n_train`` digits; it returns the trained ``state_dict`` (plain
-   tensors) and the loss list (checked for its form only: one finite float per epoch);
-2. only then are the held-out digits sent to ``encode`` (in that child); ``z`` must be
-   ``[n_heldout, latent_dim]`` and is rounded to bfloat16 (no extra bits in the mantissas);
-3. a **fresh child** builds a new model, loads the trained weights and runs ``decode(z)``: it
-   never saw the held-out digits, so a cache, a skip path or a wider ``z`` cannot score. The
-   parent computes the mean squared error itself (``mse``);
-4. in that child, *after* ``decode`` has answered, a freshly initialised model (seeded) gives
-   ``decode(encode(x))`` on the same digits: the error before training (``mse_before``).
+1. the student's child builds ``ConvAutoEncoder(latent_dim)`` and *records* one call each of
+   ``decode(encode(x))`` (training mode) and of ``encode``, ``decode`` (eval mode) on noise the
+   grader draws (:func:`capture_inputs`): a list of ATen operators, plain data. That child never
+   receives a training or held-out digit; the kit's routine there may be replaced by the
+   student's module, so what it sends is only ever a graph;
+2. a child whose submission folder is empty (:func:`autograder.checks.training.trusted_process`)
+   checks the graphs (allow-listed operators, no writes into parameters, at most
+   ``max_constants`` numbers of the model's own), re-draws every parameter from the run's secret
+   seed (the student's initial values are never used), trains with the kit's Adam loop on the
+   mean squared error, and reconstructs the held-out digits through the eval-mode graphs, with
+   ``z`` perturbed by ``z_noise`` times its per-dimension spread and rounded to bfloat16, both
+   before training (fresh parameters) and after;
+3. the parent computes the mean squared errors itself (``mse_before``, ``mse``).
 
 "It learned" means ``mse <= learned_ratio * mse_before`` (a trusted before/after comparison; with
 0.75, any model reaching the partial-credit bar passes it, since an untrained network does no
-better than the best constant image, 0.067, while a loop that does not train stays near 1.0);
-every training point needs it, so weights loaded in the constructor (pretrained offline) score
-nothing even if they reconstruct well, and a loop that never steps, or fabricated losses, score
-nothing either.
+better than the best constant image, 0.067); every training point needs it, so a fixed codec
+that does not depend on the parameters scores nothing. ``train_autoencoder`` itself is graded as
+a function (:func:`loop_verdict`: the kit's probe model, fixed batches, compared with the kit's
+Adam loop), never trusted to train the graded model.
 
 **What cannot be prepared.** Per run (:mod:`autograder.checks.draws`: the run's seed mixed with
 the instructor-only secret) the grader draws which digits train and which evaluate, from the
@@ -42,12 +42,11 @@ before the run:
   on a submission's code (``autograder.intake.limits.SUBMISSION_CODE_MAX_BYTES``, 512 KiB, enforced at
   intake) bounds what can be carried: 16 transformed copies of the pool at that quality (16 x
   120 KB) or raw digits (784 bytes each, 7.8 MB for the test set) are well over it;
-* *weights trained offline* (in the source or the constructor): they score nothing unless the
-  trusted before/after comparison shows learning, and weights for plain digits reconstruct a
-  rotated or inverted digit worse than a constant image. Residual risk, stated plainly: code
-  that recognises the transform from the training digits and un-does it around one small
-  pretrained model, installed by ``train_autoencoder`` itself, is not stopped by these draws
-  (the similarity report and a human reader of a 100-line file can spot it, not this check).
+* *weights trained offline* (in the source or the constructor): every parameter is re-drawn;
+  as constants they exceed ``max_constants``. Residual risk, stated plainly: a codec computed by
+  operators alone (no constants), gated by a learned gain, keeps what survives the noise on ``z``
+  (a 7x7 picture packed four pixels per number does not:
+  ``tests/test_checks_training_attacks.py``).
 
 **Budget and fairness** (``benchmarks/bench_training.py --table``): the budget below was chosen
 so that six correct architectures pass at full credit on every seed and transform tried,
@@ -81,8 +80,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
+import tempfile
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -112,6 +114,8 @@ class AutoencoderBudget:
     full_credit_mse: float = 0.035
     learns_mse: float = 0.055
     learned_ratio: float = 0.75     # an untrained model scores >= 0.067 (a constant image)
+    max_constants: int = 1024       # numbers a model may bring of its own (see graphs.constant_numbers)
+    z_noise: float = 0.15           # noise on z between encode and decode (graph_training.perturbed)
     reference_mse: float = 0.025
     constant_mse: float = 0.067     # the best constant image (the mean digit), for feedback
 
@@ -150,23 +154,6 @@ def run_seed(value: int | None = None) -> int:
     return int(ctx.run.seed) if ctx is not None else 0
 
 
-@contextlib.contextmanager
-def fresh_process(impl):
-    """A new child for the same submission whose deaths and time count against the same
-    exercise (:meth:`autograder.sandbox.remote.RemoteImpl.sibling`); trusted local implementations are
-    reused as is."""
-    from autograder.sandbox.remote import RemoteImpl
-
-    if not isinstance(impl, RemoteImpl):
-        yield impl
-        return
-    other = impl.sibling()
-    try:
-        yield other
-    finally:
-        other.close()
-
-
 _CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
@@ -200,16 +187,14 @@ class AutoencoderRun:
     """What the parent measured from one training run.
 
     ``mse`` / ``mse_before``: held-out mean squared error (float64, parent-computed) of the
-    trained model (``decode`` in a fresh child) and of a freshly initialised one; ``losses``:
-    what train_autoencoder returned (plain data, judged for its form only); ``weights_changed``:
-    what the child reported (used only to name a likely mistake, never for points);
-    ``transform``: the index of the secret transform (instructor-facing only); ``problem``: why
-    no error could be measured (a student-facing sentence), else None; ``examples``: the
-    ``ae_reconstructions`` figure (``N_EXAMPLES`` held-out digits and their reconstructions).
+    captured model trained by the kit and of the same graph with freshly drawn parameters;
+    ``losses``: the kit's own loop's mean loss per epoch; ``transform``: the index of the secret
+    transform (instructor-facing only); ``problem``: why no error could be measured (a
+    student-facing sentence), else None; ``examples``: the ``ae_reconstructions`` figure
+    (``N_EXAMPLES`` held-out digits and their reconstructions).
     """
 
-    losses: object
-    weights_changed: bool
+    losses: object = None
     transform: int = 0
     mse: float = math.nan
     mse_before: float = math.nan
@@ -224,10 +209,11 @@ class AutoencoderRun:
 
 def autoencoder_run(impl, budget: AutoencoderBudget = AE, data_dir=None, cache: bool = True,
                     seed: int | None = None, transform: int | None = None) -> AutoencoderRun:
-    """Train ``impl``'s AutoEncoder once per run seed (cached per implementation unless
-    ``cache=False``) and measure it. ``seed``: the run's seed (default: the current run's);
-    ``transform``: force a member of the family (the benchmark's table; default: the secret draw).
-    Raises SubmissionError (an AssertionError) when the student's code fails, and
+    """Record ``impl``'s AutoEncoder as graphs, train and measure them where no student code runs,
+    once per run seed (cached per implementation unless ``cache=False``). ``seed``: the run's
+    seed (default: the current run's); ``transform``: force a member of the family (the
+    benchmark's table; default: the secret draw). Raises SubmissionError (an AssertionError)
+    when the student's code fails while being recorded, and
     :class:`autograder.mnist.DatasetError` when MNIST is missing or corrupted."""
     seed = run_seed(seed)
     if not cache:
@@ -244,59 +230,80 @@ def draw_digits(budget: AutoencoderBudget, data_dir, seed: int):
                                seed=draws.draw_seed(seed, "autoencoder:digits"), data_dir=data_dir)
 
 
+def capture_inputs(budget: AutoencoderBudget, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inputs the model is recorded on: uniform noise images (a training batch, the held-out
+    batch) and standard normal codes; never a digit the grader trains or measures with."""
+    g = torch.Generator().manual_seed(draws.draw_seed(seed, "autoencoder:capture") & 0x7FFF_FFFF)
+    return (torch.rand(budget.batch_size, 1, 28, 28, generator=g),
+            torch.rand(budget.n_heldout, 1, 28, 28, generator=g),
+            torch.randn(budget.n_heldout, budget.latent_dim, generator=g))
+
+
 def _autoencoder_run(impl, budget: AutoencoderBudget, data_dir, seed: int, transform) -> AutoencoderRun:
     split = draw_digits(budget, data_dir, seed)
     index = draws.draw_transform(seed) if transform is None else transform
     train = draws.transform_images(split.train_images, index)
     images = draws.transform_images(split.heldout_images, index)
-    out = impl.task("fit_autoencoder", impl.autoencoder, budget.latent_dim, train, split.train_labels,
-                    budget.epochs, budget.lr, budget.batch_size, budget.seed, timeout=budget.timeout_s)
-    trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
-    if trained is None:
-        raise AssertionError(_("the training run returned an unexpected value"))
-    initial = plain_state(out.get("initial")) or {}
-    changed = any(not torch.equal(initial[k], trained[k]) for k in initial
-                  if k in trained and initial[k].is_floating_point())
-    run = AutoencoderRun(losses=out.get("losses"), weights_changed=changed, transform=index)
-    z = out["model"].encode(images)
-    want = [budget.n_heldout, budget.latent_dim]
-    if not isinstance(z, torch.Tensor) or list(z.shape) != want or not z.is_floating_point():
-        got = list(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__
-        run.problem = _("encode(x) of {n} held-out digits should give a float tensor of shape {want} "
-                        "(latent_dim={d}), got {got}").format(n=budget.n_heldout, want=want,
-                                                              d=budget.latent_dim, got=got)
+    captured = impl.task("capture_autoencoder", impl.autoencoder, budget.latent_dim,
+                         *capture_inputs(budget, seed), budget.seed, timeout=budget.timeout_s)
+    run = AutoencoderRun(transform=index)
+    if isinstance(captured, dict) and isinstance(captured.get("problem"), str):
+        run.problem = graph_problem(captured["problem"])
         return run
-    z = z.detach().float().to(torch.bfloat16).float()
-    with fresh_process(impl) as other:
-        recon = _decode_with(other, trained, z, budget)
-        run.problem = _image_problem(recon, images, "decode(z)")
-        if run.problem:
-            return run
-        run.mse = _mse(recon, images)
-        run.examples = {"originals": images[:N_EXAMPLES, 0].tolist(),
-                        "reconstructions": recon[:N_EXAMPLES, 0].double().tolist()}
-        run.mse_before = _untrained_mse(other, images, budget)
+    with trusted_process(impl) as kit:
+        out = kit.task("train_autoencoder_graph", captured, train, images, budget.latent_dim, budget.epochs,
+                       budget.lr, budget.batch_size, draws.draw_seed(seed, "autoencoder:init") & 0x7FFF_FFFF,
+                       budget.max_constants, budget.z_noise, timeout=budget.timeout_s)
+    if isinstance(out, dict) and isinstance(out.get("problem"), str):
+        run.problem = graph_problem(out["problem"])
+        return run
+    if not isinstance(out, dict):
+        raise AssertionError(_("the training run returned an unexpected value"))
+    recon, before = out.get("after"), out.get("before")
+    run.problem = _image_problem(recon, images, "decode(z)") or _image_problem(before, images, "decode(z)")
+    if run.problem:
+        return run
+    run.losses = out.get("losses")
+    run.mse, run.mse_before = _mse(recon, images), _mse(before, images)
+    run.examples = {"originals": images[:N_EXAMPLES, 0].tolist(),
+                    "reconstructions": recon[:N_EXAMPLES, 0].double().tolist()}
     return run
 
 
-def _decode_with(impl, trained: dict, z: torch.Tensor, budget: AutoencoderBudget):
-    """``decode(z)`` of a new ``ConvAutoEncoder`` carrying ``trained``, in ``impl`` (eval mode)."""
-    model = impl.autoencoder.ConvAutoEncoder(budget.latent_dim)
-    model.load_state_dict(trained)
-    model.eval()
-    return model.decode(z)
+def graph_problem(message: str) -> str:
+    """A student-facing sentence for why the kit could not train the recorded model."""
+    return _("The grader records your model's computation (its encode/decode or forward on inputs it "
+             "chooses), re-draws its parameters and trains it with its own loop, where none of your code "
+             "runs. That failed: {reason}").format(reason=str(message)[:400])
 
 
-def _untrained_mse(impl, images: torch.Tensor, budget: AutoencoderBudget) -> float:
-    """Held-out error of a freshly initialised model (seeded with ``budget.seed``); inf when its
-    output is unusable (then any finite trained error counts as learning)."""
-    impl.seed(budget.seed)
-    model = impl.autoencoder.ConvAutoEncoder(budget.latent_dim)
-    model.eval()
-    recon = model.decode(model.encode(images))
-    if _image_problem(recon, images, "decode(encode(x))"):
-        return math.inf
-    return _mse(recon, images)
+@contextlib.contextmanager
+def trusted_process(impl):
+    """A child that runs no student code, for the kit's training of a recorded graph: a sibling of
+    ``impl``'s child (:meth:`autograder.sandbox.remote.RemoteImpl.sibling`) serving an empty folder
+    the kit made, so no student file can be imported or shadow a module there; a trusted local
+    implementation runs the kit's tasks in this process."""
+    from autograder.sandbox.remote import RemoteImpl
+
+    if not isinstance(impl, RemoteImpl):
+        yield _LocalKit()
+        return
+    kit = impl.sibling()  # deaths and time count against the running exercise
+    kit.submission = Path(tempfile.mkdtemp(prefix="tkit-trusted-"))  # empty: nothing to import or shadow
+    try:
+        yield kit
+    finally:
+        kit.close()
+        shutil.rmtree(kit.submission, ignore_errors=True)
+
+
+class _LocalKit:
+    """The kit's tasks run in this process (trusted implementations: the reference, mutants)."""
+
+    def task(self, name: str, *args, timeout: float | None = None, **kwargs):
+        from autograder.child import tasks
+
+        return tasks.run(name, *args, **kwargs)
 
 
 def _image_problem(recon, images: torch.Tensor, what: str) -> str | None:
@@ -315,27 +322,16 @@ def _mse(recon: torch.Tensor, images: torch.Tensor) -> float:
     return float(((recon.detach().double() - images.double()) ** 2).mean())
 
 
-def losses_problem(losses, epochs: int) -> str | None:
-    """Why ``losses`` (train_autoencoder's return value) is not one finite float per epoch, as
-    the contract asks (None when it is). Its values are not judged: they are the child's word."""
-    if not isinstance(losses, list) or len(losses) != epochs or \
-            not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in losses):
-        return _("train_autoencoder should return a list of {n} floats (one mean loss per epoch), "
-                 "got {got}").format(n=epochs, got=repr(losses)[:200])
-    if not all(math.isfinite(v) for v in losses):
-        return _("train_autoencoder returned non-finite losses: {losses}").format(losses=losses)
-    return None
-
-
 # -- feedback --------------------------------------------------------------------------------------
 
 
 def autoencoder_feedback(run: AutoencoderRun, bar: float, budget: AutoencoderBudget = AE) -> str:
     """A student-facing account of a training result: what was measured, the bar, the
     reference's figure and the likely causes (English or Korean through gettext)."""
-    text = _("What was measured: the grader trained your ConvAutoEncoder({d}) with your train_autoencoder "
-             "({epochs} epochs, lr={lr}, {n} digits), then computed the mean squared error of "
-             "decode(encode(x)) on {m} other digits itself: {before:.4f} before training, {mse:.4f} after. "
+    text = _("What was measured: the grader recorded your ConvAutoEncoder({d})'s encode and decode, drew "
+             "its parameters afresh and trained it with its own Adam loop on the mean squared error ({epochs} "
+             "epochs, lr={lr}, {n} digits), where none of your code runs; then it computed the mean squared "
+             "error of decode(encode(x)) on {m} other digits: {before:.4f} before training, {mse:.4f} after. "
              "Required: at most {bar:.3f} after training, and at most {ratio:.0%} of the error before "
              "training. The reference solution reaches about {ref:.3f}.").format(
         d=budget.latent_dim, epochs=budget.epochs, lr=budget.lr, n=budget.n_train, m=budget.n_heldout,
@@ -345,15 +341,12 @@ def autoencoder_feedback(run: AutoencoderRun, bar: float, budget: AutoencoderBud
 
 def _likely_causes(run: AutoencoderRun, budget: AutoencoderBudget) -> str:
     if not run.learned(budget):
-        if not run.weights_changed:
-            return _("the weights did not change during training: train_autoencoder should call "
-                     "optimizer.zero_grad(), loss.backward() and optimizer.step() for every batch, with an "
-                     "optimizer over model.parameters().")
         if run.mse_before <= budget.learns_mse:
-            return _("the model reconstructed the digits before any training (weights prepared in advance?); "
-                     "points need the error to fall during the grader's training.")
-        return _("training barely lowered the error: the loss should compare the model's output with its "
-                 "input image, and every parameter should be given to the optimizer.")
+            return _("the model reconstructed the digits before any training, with parameters the grader drew "
+                     "(a fixed code that does not depend on the parameters?); points need the error to fall "
+                     "during the grader's training.")
+        return _("training barely lowered the error: decode(encode(x)) should depend on the parameters of "
+                 "both halves, so that training can shape the code z.")
     if run.mse >= 0.85 * budget.constant_mse:
         return _("your reconstructions are about as good as one constant image (the average digit gives "
                  "{const:.3f}): the decoder's output stopped depending on z. A too-large learning rate for "
@@ -373,14 +366,3 @@ def autoencoder_failure(run: AutoencoderRun, bar: float, budget: AutoencoderBudg
     if not run.learned(budget) or not run.mse <= bar:
         return autoencoder_feedback(run, bar, budget)
     return None
-
-
-def autoencoder_mistake(run: AutoencoderRun, budget: AutoencoderBudget = AE):
-    """The catalog mistake a failed run suggests, or None: the child's report that the weights
-    never changed points at a loop that never steps (or at a model that returns its input, when
-    every loss was 0). A hint only; points never depend on it."""
-    if run.learned(budget) or run.weights_changed:
-        return None
-    losses = run.losses if isinstance(run.losses, list) else []
-    zero = bool(losses) and all(v == 0 for v in losses)
-    return named_mistake("autoencoder_identity" if zero else "autoencoder_no_optimizer_step")

@@ -11,24 +11,28 @@ run (for plain reversal, or for any few permutations) decode ~nothing, and a tab
 all of them (5,040 x ~100 KB) is far over the kit's cap on a submission's code
 (``autograder.intake.limits.SUBMISSION_CODE_MAX_BYTES``).
 
-**What is trusted.** The child trains the student's ``Transformer`` with the kit's loop
-(``fit_transformer``); that routine can be replaced by the student's module at import time, so
-only the trained ``state_dict`` it returns is used, and only through trusted decoding:
+**What is trusted.** The student's child only records ``forward(src, tgt)`` as a graph, in
+training and in eval mode, on plain-reversal pairs (:func:`capture_inputs`; it never sees a
+training or held-out pair). A child without student files trains that graph with the kit's loop
+from parameters it re-draws (:func:`autograder.child.graph_training.train_transformer`) and
+decodes the held-out sources greedily through the eval-mode graph with the kit's loop. The
+parent then measures:
 
 * the *reference* ``Transformer`` (with the component mistakes already named in this run, so a
-  mistake graded in its own exercise is not charged twice) loaded with those weights, decoded by
-  the reference's ``greedy_decode`` in this process: exact-match accuracy on held-out sequences
-  the grader draws, and the teacher-forced held-out cross-entropy, compared with that of an
-  untrained reference (the "it learned" test);
-* the student's own class, built in a **fresh child** and loaded with the same weights,
-  decoded by the student's ``greedy_decode``: the accuracy is the lower of the two, so a stub
-  whose replaced routine returns weights made elsewhere scores 0 (the class cannot be built),
-  and code that computes the answer without learning it scores 0 in the reference.
+  mistake graded in its own exercise is not charged twice) loaded with the trained parameters,
+  decoded by the reference's ``greedy_decode``: exact match on held-out sequences, and the
+  teacher-forced held-out cross-entropy compared with that of an untrained reference (the "it
+  learned" test);
+* the exact match of the kit's greedy decoding of the recorded graph: the accuracy is the lower
+  of the two, so a computation that does not learn the contract's parameters (index arithmetic
+  around one learned scale, weights carried as constants) scores 0 in the reference.
+
+The student's ``greedy_decode`` is graded by its value tests, not here.
 
 Thresholds: full credit from ``full_credit_acc``, partial from ``partial_acc`` (linear between);
 "it learned": the held-out loss of the trained weights at most ``learned_ratio`` of the untrained
 loss. Budget: 250 Adam steps of 64 pairs, the learning rate warmed up linearly to 1e-2 over 25
-steps then decayed on a cosine (``fit_transformer``'s schedule). Chosen to cut the training test's
+steps then decayed on a cosine (:func:`autograder.child.graph_training.scheduled_lr`). Chosen to cut the training test's
 grading time (fewer steps than before) while it still learns, over 16 draws (secrets ``sweep-0``
 .. ``sweep-7`` x run seeds 11 and 1, reference, one torch thread, 2026-12-01; ``/tmp`` sweep of
 ``transformer_run`` with the budget passed explicitly):
@@ -60,7 +64,7 @@ import torch
 from autograder.checks import draws
 from autograder.i18n import _
 from autograder.checks.training import (  # noqa: F401  (linear_credit: for the suite)
-    cached, catalog, fresh_process, linear_credit, plain_state, run_seed)
+    cached, catalog, graph_problem, linear_credit, plain_state, run_seed, trusted_process)
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3
@@ -79,7 +83,7 @@ class TransformerBudget:
     d_ff: int = 64
     steps: int = 250
     batch_size: int = 64
-    lr: float = 1e-2               # the peak of the schedule (see fit_transformer's scheduled_lr)
+    lr: float = 1e-2               # the peak of the schedule (graph_training.scheduled_lr)
     warmup: int = 25               # linear warm-up steps, then cosine decay (0: constant lr)
     seed: int = 7                  # the model's initialisation in the child
     n_heldout: int = 500
@@ -88,6 +92,7 @@ class TransformerBudget:
     partial_acc: float = 0.20
     learned_ratio: float = 0.5
     reference_acc: float = 0.75    # the reference's typical figure (median 0.78), quoted in feedback
+    max_constants: int = 65_536    # numbers a model may bring of its own (a PE table is max_len x d_model)
 
     def config(self) -> dict:
         """Keyword arguments of ``Transformer(...)``."""
@@ -144,7 +149,7 @@ def exact_match(generated: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
 @dataclass
 class TransformerRun:
     """What the parent measured: ``accuracy`` (held-out exact match, the lower of the reference
-    carrying the trained weights and the student's class carrying them in a fresh child),
+    carrying the trained parameters and the kit's greedy decoding of the recorded graph),
     ``loss`` / ``loss_before`` (held-out teacher-forced cross-entropy of the reference with the
     trained / untrained weights), ``note`` (why the accuracy is what it is, when not plain)."""
 
@@ -179,35 +184,39 @@ def transformer_run(impl, budget: TransformerBudget = TF, cache: bool = True,
     return cached(impl, f"transformer:{budget}:{seed}", lambda: _transformer_run(impl, budget, seed))
 
 
+def capture_inputs(budget: TransformerBudget, seed: int):
+    """The pairs the model is recorded on (plain reversal, no secret code; not the training or the
+    held-out pairs): ``(train src, train tgt[:, :-1], eval src, eval tgt[:, :-1])`` with the
+    training batch's and the held-out set's shapes."""
+    base = draws.draw_seed(seed, "transformer:capture") & 0x7FFF_FFFF
+    src, tgt = reversal_data(budget.batch_size, base, budget)
+    ev_src, ev_tgt = reversal_data(budget.n_heldout, base ^ 0x5A5A, budget)
+    return src, tgt[:, :-1], ev_src, ev_tgt[:, :-1]
+
+
 def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerRun:
     src, tgt, held_src, held_tgt = draw_task(budget, seed)
-    out = impl.task("fit_transformer", impl.transformer, budget.config(), src, tgt, budget.steps,
-                    budget.batch_size, budget.lr, budget.seed, PAD, budget.warmup, timeout=budget.timeout_s)
+    captured = impl.task("capture_transformer", impl.transformer, budget.config(), *capture_inputs(budget, seed),
+                         budget.seed, timeout=budget.timeout_s)
+    if isinstance(captured, dict) and isinstance(captured.get("problem"), str):
+        return TransformerRun(accuracy=0.0, note=graph_problem(captured["problem"]))
+    with trusted_process(impl) as kit:
+        out = kit.task("train_transformer_graph", captured, src, tgt, held_src, budget.vocab, budget.steps,
+                       budget.batch_size, budget.lr, budget.warmup,
+                       draws.draw_seed(seed, "transformer:init") & 0x7FFF_FFFF, PAD, BOS, EOS,
+                       budget.max_constants, timeout=budget.timeout_s)
+    if isinstance(out, dict) and isinstance(out.get("problem"), str):
+        return TransformerRun(accuracy=0.0, note=graph_problem(out["problem"]))
     trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
-    if trained is None:
+    generated = out.get("generated") if isinstance(out, dict) else None
+    if trained is None or not isinstance(generated, torch.Tensor) or generated.dim() != 2 \
+            or generated.shape[0] != budget.n_heldout or generated.is_floating_point():
         raise AssertionError(_("the training run returned an unexpected value"))
-    with fresh_process(impl) as other:
-        own = _own_accuracy(other, trained, budget, held_src, held_tgt)
+    own = float(exact_match(generated.long(), held_tgt).double().mean())
     run = _reference_measures(trained, budget, held_src, held_tgt)
     if own < run.accuracy:
         run.accuracy = own
     return run
-
-
-def _own_accuracy(impl, trained: dict, budget: TransformerBudget, held_src, held_tgt) -> float:
-    """Held-out exact match of the student's ``Transformer`` built in ``impl`` (a fresh child),
-    loaded with ``trained``, decoded by its own ``greedy_decode``. Raises AssertionError when
-    greedy_decode does not return a LongTensor ``[n, L]``."""
-    model = impl.transformer.Transformer(**budget.config())
-    model.load_state_dict(trained)
-    model.eval()
-    generated = model.greedy_decode(held_src, BOS, EOS, budget.max_len + 2)
-    if not isinstance(generated, torch.Tensor) or generated.dim() != 2 or \
-            generated.shape[0] != budget.n_heldout or generated.is_floating_point():
-        got = list(generated.shape) if isinstance(generated, torch.Tensor) else type(generated).__name__
-        raise AssertionError(_("greedy_decode(src, ...) should return a LongTensor [{n}, L], got {got}").format(
-            n=budget.n_heldout, got=got))
-    return float(exact_match(generated.long(), held_tgt).double().mean())
 
 
 def _reference_with_named_mistakes(reference):

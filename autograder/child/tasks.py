@@ -7,7 +7,6 @@ driving the student's model. Register a routine with :func:`task`.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Callable
 
@@ -74,106 +73,120 @@ def call_noncontiguous(fn, *args, **kwargs):
 
 
 # -- training routines (the training checks) --------------------------------------------------------
-# They run in the child on the student's own classes; the parent sends every tensor (the
-# child never reads a dataset). The student's module can replace them at import time, so the
-# parent trusts nothing they report: it uses only the trained state_dict, loaded into a fresh
-# child or into the reference, and measures outputs itself (autograder.checks.training).
+# The capture routines run in the student's child and record the model's computation as data
+# (:mod:`.graphs`); the training routines run in a child that imports no student file
+# (``checks.training.trusted_process``) and train and evaluate those graphs (:mod:`.graph_training`). The
+# student's module can replace the capture routines at import time: what they send is only a
+# graph, checked, re-initialised and trained by the kit (autograder.checks.training).
 
 
 @task
-def fit_autoencoder(module, latent_dim: int, images, labels, epochs: int, lr: float,
-                    batch_size: int, seed: int):
-    """Build ``module.ConvAutoEncoder(latent_dim)`` and train it with the student's own
-    ``module.train_autoencoder(model, loader, epochs=epochs, lr=lr)``.
-
-    ``images`` float32 ``[N, 1, 28, 28]`` in [0, 1] and ``labels`` int64 ``[N]`` become a
-    ``TensorDataset`` served by a ``DataLoader(batch_size, shuffle=True)`` whose shuffling
-    generator and the model's initialisation are seeded with ``seed``. Returns
-    ``{"model": the trained model, "losses": what train_autoencoder returned, "initial":
-    the state_dict before training, "trained": the state_dict after}`` (state_dicts as
-    plain tensors, taken before the parent sends any held-out image). The parent uses
-    "initial" and "losses" only to word feedback, never for points.
-    """
+def capture_autoencoder(module, latent_dim: int, train_input, eval_input, code_input, seed: int):
+    """Build ``module.ConvAutoEncoder(latent_dim)`` (seeded) and record, as graphs, the
+    train-mode ``decode(encode(x))`` on ``train_input`` and the eval-mode ``encode`` on
+    ``eval_input`` and ``decode`` on ``code_input``. Returns ``{"specs", "train", "encode",
+    "decode"}`` (:func:`.graphs.capture`, :func:`.graphs.param_specs`), or ``{"problem": text}``
+    when a call cannot be recorded; raises what the student's code raises."""
     import torch
-    from torch.utils.data import DataLoader, TensorDataset
+
+    from . import graphs
 
     torch.manual_seed(seed)
     model = module.ConvAutoEncoder(latent_dim)
-    initial = _plain_state(model)
-    loader = DataLoader(TensorDataset(images, labels), batch_size=batch_size, shuffle=True,
-                        generator=torch.Generator().manual_seed(seed))
+    specs = graphs.param_specs(model)
+    try:
+        model.train()
+        train = graphs.capture(lambda x: model.decode(model.encode(x)), [train_input], model)
+        model.eval()
+        encode = graphs.capture(model.encode, [eval_input], model)
+        decode = graphs.capture(model.decode, [code_input], model)
+    except graphs.GraphError as exc:
+        return {"problem": graphs.describe(exc)}
+    return {"specs": specs, "train": train, "encode": encode, "decode": decode}
+
+
+@task
+def capture_transformer(module, config: dict, train_src, train_tgt, eval_src, eval_tgt, seed: int):
+    """Build ``module.Transformer(**config)`` (seeded) and record ``forward(src, tgt)`` as a
+    graph in training mode on ``(train_src, train_tgt)`` and in eval mode on ``(eval_src,
+    eval_tgt)``. Returns ``{"specs", "train", "eval"}`` or ``{"problem": text}``."""
+    import torch
+
+    from . import graphs
+
+    torch.manual_seed(seed)
+    model = module.Transformer(**config)
+    specs = graphs.param_specs(model)
+    try:
+        model.train()
+        train = graphs.capture(model.forward, [train_src, train_tgt], model)
+        model.eval()
+        evaluation = graphs.capture(model.forward, [eval_src, eval_tgt], model)
+    except graphs.GraphError as exc:
+        return {"problem": graphs.describe(exc)}
+    return {"specs": specs, "train": train, "eval": evaluation}
+
+
+@task
+def train_autoencoder_graph(captured: dict, images, heldout, latent_dim: int, epochs: int, lr: float,
+                            batch_size: int, seed: int, max_constants: int, noise: float = 0.0):
+    """:func:`.graph_training.train_autoencoder` (run in a child without student files)."""
+    from . import graph_training
+
+    try:
+        return graph_training.train_autoencoder(captured, images, heldout, latent_dim, epochs, lr, batch_size,
+                                                seed, max_constants, noise)
+    except graph_training.UNTRAINABLE as exc:
+        return {"problem": graph_training.graphs.describe(exc)}
+
+
+@task
+def train_transformer_graph(captured: dict, src, tgt, held_src, vocab: int, steps: int, batch_size: int,
+                            lr: float, warmup: int, seed: int, pad_id: int, bos_id: int, eos_id: int,
+                            max_constants: int):
+    """:func:`.graph_training.train_transformer` (run in a child without student files)."""
+    from . import graph_training
+
+    try:
+        return graph_training.train_transformer(captured, src, tgt, held_src, vocab, steps, batch_size, lr,
+                                                warmup, seed, pad_id, bos_id, eos_id, max_constants)
+    except graph_training.UNTRAINABLE as exc:
+        return {"problem": graph_training.graphs.describe(exc)}
+
+
+@task
+def run_train_autoencoder(module, model_state: dict, batches: list, epochs: int, lr: float):
+    """Call the student's ``module.train_autoencoder(model, loader, epochs=epochs, lr=lr)`` on the
+    kit's small probe model (:func:`probe_autoencoder`) loaded with ``model_state`` and a
+    ``DataLoader`` serving ``batches`` (a list of image tensors, in order, labels zero).
+    Returns ``{"losses": what it returned, "state": the model's state_dict after}``: the parent
+    compares both with its own Adam loop (``test_train_autoencoder_follows_adam``)."""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    model = probe_autoencoder(int(batches[0][0].numel()))
+    model.load_state_dict(model_state)
+    images = torch.cat(list(batches))
+    loader = DataLoader(TensorDataset(images, torch.zeros(images.shape[0], dtype=torch.long)),
+                        batch_size=int(batches[0].shape[0]), shuffle=False)
     losses = module.train_autoencoder(model, loader, epochs=epochs, lr=lr)
-    model.eval()
-    return {"model": model, "losses": losses, "initial": initial, "trained": _plain_state(model)}
+    return {"losses": losses, "state": _plain_state(model)}
+
+
+def probe_autoencoder(pixels: int = 784, width: int = 8):
+    """The kit's probe model for ``train_autoencoder``'s function test: flatten, ``Linear(pixels,
+    width)``, ReLU, ``Linear(width, pixels)``, sigmoid, back to ``[B, 1, 28, 28]``."""
+    import torch
+    from torch import nn
+
+    side = int(round(pixels ** 0.5))
+    return nn.Sequential(nn.Flatten(), nn.Linear(pixels, width), nn.ReLU(), nn.Linear(width, pixels),
+                         nn.Sigmoid(), nn.Unflatten(1, (1, side, side))).to(torch.float32)
 
 
 def _plain_state(model) -> dict:
     """``model.state_dict()`` as detached plain tensors (a copy)."""
     return {str(k): v.detach().clone() for k, v in model.state_dict().items()}
-
-
-@task
-def fit_transformer(module, config: dict, src, tgt, steps: int, batch_size: int, lr: float,
-                    seed: int, pad_id: int, warmup: int = 0):
-    """Train ``module.Transformer(**config)`` with the kit's loop (not the student's).
-
-    Teacher forcing: batch ``k`` is rows ``k*batch_size:(k+1)*batch_size`` of ``src``
-    (Long ``[N, S]``) and ``tgt`` (Long ``[N, T]``, BOS first, padded with ``pad_id``); the
-    model sees ``tgt[:, :-1]`` and is trained with cross-entropy (padding ignored) to
-    predict ``tgt[:, 1:]``, ``steps`` Adam steps with the learning rate of
-    :func:`scheduled_lr` (peak ``lr``, ``warmup`` warm-up steps; ``warmup=0``: constant ``lr``),
-    dropout as configured. The model's initialisation is seeded with ``seed``. Returns ``{"model": the trained model in eval
-    mode, "losses": the loss of each step, "trained": its state_dict as plain tensors}``.
-
-    Raises:
-        ValueError: ``forward`` returns the wrong shape, or the loss stops being finite
-            (the message gives the step).
-    """
-    import torch
-    import torch.nn.functional as F
-
-    torch.manual_seed(seed)
-    model = module.Transformer(**config)
-    model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    vocab = int(config["tgt_vocab_size"])
-    losses = []
-    for step in range(steps):
-        for group in optimizer.param_groups:
-            group["lr"] = scheduled_lr(step, steps, lr, warmup)
-        rows = slice(step * batch_size, (step + 1) * batch_size)
-        src_b, tgt_in, tgt_out = src[rows], tgt[rows, :-1], tgt[rows, 1:]
-        logits = model(src_b, tgt_in)
-        expected = (src_b.shape[0], tgt_in.shape[1], vocab)
-        if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != expected:
-            got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
-            raise ValueError(f"Transformer.forward(src, tgt) returned {got}, expected shape {list(expected)}")
-        loss = F.cross_entropy(logits.reshape(-1, vocab), tgt_out.reshape(-1), ignore_index=pad_id)
-        if not torch.isfinite(loss):
-            raise ValueError(f"the training loss became {float(loss)} at step {step}")
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(float(loss.detach()))
-    model.eval()
-    return {"model": model, "losses": losses, "trained": _plain_state(model)}
-
-
-def scheduled_lr(step: int, steps: int, lr: float, warmup: int) -> float:
-    """The learning rate of step ``step`` (0-based) of ``steps`` in :func:`fit_transformer`.
-
-    ``warmup == 0``: ``lr`` throughout. Otherwise a linear warm-up to ``lr`` over the first
-    ``warmup`` steps (``lr * (step + 1) / warmup``), then a cosine decay from ``lr`` towards
-    0 over the remaining steps (the last step gets a small positive rate): the usual Transformer
-    schedule (Vaswani et al. 2017 warm up; Loshchilov & Hutter 2017, SGDR, decay), which lets
-    a short run use a larger peak rate without diverging early or ending noisy.
-    """
-    if warmup <= 0:
-        return lr
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    progress = (step - warmup + 1) / max(1, steps - warmup + 1)
-    return lr * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 @task

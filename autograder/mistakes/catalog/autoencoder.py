@@ -1,8 +1,9 @@
 """Known mistakes of exercise 11, ``autoencoder.py`` (see :mod:`autograder.mistakes.catalog`).
 
-The training mistakes (a loop that never steps, a skip path around the bottleneck) are caught
-by the training tests of :mod:`autograder.checks.training`, which measure held-out
-reconstructions through ``decode(z)`` alone in a fresh process.
+The training-loop mistakes (no ``step``, no ``zero_grad``, a summed epoch loss) are caught and
+named by ``test_train_autoencoder_follows_adam``, which compares the loop with the kit's own
+(:func:`autograder.checks.training_loop.loop_verdict`); a skip path around the bottleneck by
+``test_forward_is_decode_of_encode``.
 """
 
 from autograder.mistakes.catalog import Mutant
@@ -43,6 +44,22 @@ MUTANTS = [
         hint_en="train_autoencoder never calls optimizer.step(), so the weights never change",
         hint_ko="train_autoencoder 가 optimizer.step() 을 호출하지 않아 가중치가 바뀌지 않습니다",
         replace=(("            optimizer.step()\n", ""),),
+    ),
+    Mutant(
+        id="autoencoder_no_zero_grad",
+        exercise="autoencoder",
+        hint_en="train_autoencoder never calls optimizer.zero_grad(), so every step adds the gradients of all "
+                "earlier batches",
+        hint_ko="train_autoencoder 가 optimizer.zero_grad() 를 호출하지 않아 매 단계에 이전 배치들의 기울기가 모두 "
+                "더해집니다",
+        replace=(("            optimizer.zero_grad()\n", ""),),
+    ),
+    Mutant(
+        id="autoencoder_summed_epoch_loss",
+        exercise="autoencoder",
+        hint_en="train_autoencoder records the sum of an epoch's batch losses, not their mean",
+        hint_ko="train_autoencoder 가 에폭의 배치 손실 평균이 아니라 합을 기록합니다",
+        replace=(("history.append(total / batches)", "history.append(total)"),),
     ),
     Mutant(
         id="autoencoder_identity",

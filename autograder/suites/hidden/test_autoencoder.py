@@ -45,7 +45,7 @@ def test_reconstruction_quality(student, partial):
     budget = training.AE
     failure = training.autoencoder_failure(run, budget.learns_mse)
     if failure is not None:
-        raise Mismatch(failure, training.autoencoder_mistake(run))
+        raise Mismatch(failure)
     fraction = training.linear_credit(run.mse, budget.learns_mse, budget.full_credit_mse)
     if fraction < 1.0:
         partial.award(fraction, training.autoencoder_feedback(run, budget.full_credit_mse))
