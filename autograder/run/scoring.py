@@ -57,12 +57,15 @@ def record_test(session, item, call, report, ctx) -> TestResult:
 
 def explain(session, excinfo, extra: dict, ctx) -> str:
     """The student-facing text of a failure; sets the failure's fields of ``extra`` (``mistake``,
-    ``convention``, ``components_at_fault``, ``failure``, ``not_graded``). A grader error's
+    ``convention``, ``components_at_fault``, ``failure``, ``not_graded``, and the instructor-side
+    ``signature`` of a wrong output). A grader error's
     details go to the instructor's log only."""
     if excinfo is None:
         return _("failed")
     exc = excinfo.value
     if isinstance(exc, expectations.Mismatch):
+        if exc.signature is not None:   # instructor-side: TestResult.signature, never in results.json
+            extra["signature"] = exc.signature
         if exc.mistake is not None:
             extra["mistake"] = exc.mistake.id
             session.run.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)
