@@ -228,3 +228,15 @@ def test_tkit_similarity_without_a_gradebook_says_so(tmp_path):
     text = (tmp_path / "out" / "similarity-behaviour.csv").read_text(encoding="utf-8")
     assert text.strip() == ",".join(report.BEHAVIOUR_COLUMNS)
     assert "No gradebook was read" in (tmp_path / "out" / "similarity.html").read_text(encoding="utf-8")
+
+
+def test_a_named_mistake_counts_once_and_never_flags_alone():
+    graded = [f"s{i:03d}" for i in range(300)]
+    rare_named = {i: (f"ffff00000000000{i}", "attention_no_scaling") for i in range(6)}
+    result = behaviour.analyse(rows_of({"s001": rare_named, "s002": dict(rare_named)}, graded))
+    (pair,) = result.pairs
+    assert pair.rarity == pytest.approx(behaviour.NAMED_WEIGHT * math.log(150), abs=1e-3)
+    assert not pair.flagged
+    both = {**rare_named, 5: ("ffff0000000000ff", None)}   # one unnamed shared output besides
+    (pair,) = behaviour.analyse(rows_of({"s001": both, "s002": dict(both)}, graded)).pairs
+    assert pair.flagged and pair.rarity == pytest.approx(1.25 * math.log(150), abs=1e-3)

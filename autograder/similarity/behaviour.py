@@ -6,16 +6,19 @@ gradebook's ``tests`` table). Two students who failed a test with the same signa
 *bug signature*: equivalent rewrites of copied code (other API calls, three-address form,
 inlined helpers) keep it, since they compute the same wrong values.
 
-Scoring, per pair of students and exercise: the sum, over the exercise's tests where both have
-the same signature, of ``-log(n / N)`` (``n`` students with that signature, ``N`` students graded
-on the test), times :data:`NAMED_WEIGHT` when the mistake has a name (a catalog or formula
-mistake, which independent students make) or the output is low-information (a constant, one
-number, a two-valued mask: signature prefix ``c:``). A signature held by more than
-:data:`COMMON_SHARE` of the class and more than :data:`COMMON_MIN_COUNT` students never counts
-(a common mistake, as in the code similarity). A pair is flagged at a score of
-:data:`FLAG_RARITY` or more over at least :data:`MIN_SHARED_TESTS` shared wrong tests. A class of
-N students gives at most ``log(N/2)`` per test: two students sharing an unnamed wrong output are
-flagged on two tests in a class of 30, on five in a class of 6.
+Scoring, per pair of students and exercise, over the exercise's tests where both have the same
+signature (``n`` students with it, ``N`` graded on the test; a shared test weighs ``-log(n/N)``):
+the sum of the weights of the *unnamed* shared outputs, plus :data:`NAMED_WEIGHT` times, for each
+distinct *named* mistake (a catalog or formula mistake, which independent students make) and for
+the low-information outputs (a constant, one number, a two-valued mask: signature prefix
+``c:``), the largest weight among its tests (one mistake counts once, however many tests it
+fails). A signature held by more than :data:`COMMON_SHARE` of the class and more than
+:data:`COMMON_MIN_COUNT` students never counts (a common mistake, as in the code similarity). A
+pair is flagged at a score of :data:`FLAG_RARITY` or more, over at least
+:data:`MIN_SHARED_TESTS` shared wrong tests of which at least one is unnamed: named mistakes
+alone never flag. A class of N students gives at most ``log(N/2)`` per unnamed test: two
+students sharing an unnamed wrong output are flagged on two tests in a class of 30, on five in
+a class of 6.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ class SharedTest:
     low_information: bool
     count: int
     graded: int
-    weight: float
+    weight: float   # -log(count / graded), times NAMED_WEIGHT when named or low-information
 
     @property
     def label(self) -> str:
@@ -67,7 +70,7 @@ class BehaviourPair:
 
     @property
     def flagged(self) -> bool:
-        return self.rarity >= FLAG_RARITY and len(self.shared) >= MIN_SHARED_TESTS
+        return self.rarity >= FLAG_RARITY and len(self.shared) >= MIN_SHARED_TESTS and not self.named_only
 
     @property
     def named_only(self) -> bool:
@@ -118,13 +121,24 @@ def analyse(rows, source: str | None = None) -> BehaviourResult:
                 pair = pairs.get((a, b, exercise))
                 if pair is None:
                     pair = pairs[(a, b, exercise)] = BehaviourPair(a, b, exercise)
-                pair.rarity += weight
                 pair.shared.append(SharedTest(nodeid, name, mistake, low, n, total, round(weight, 4)))
-    out = sorted(pairs.values(), key=lambda p: (-p.rarity, p.exercise, p.student_a, p.student_b))
-    for pair in out:
-        pair.rarity = round(pair.rarity, 4)
+    for pair in pairs.values():
+        pair.rarity = round(score(pair.shared), 4)
         pair.shared.sort(key=lambda t: (-t.weight, t.nodeid))
+    out = sorted(pairs.values(), key=lambda p: (-p.rarity, p.exercise, p.student_a, p.student_b))
     return BehaviourResult(out, sorted(students), source, time.monotonic() - start)
+
+
+def score(shared: list[SharedTest]) -> float:
+    """A pair's score from its shared tests: the unnamed ones' weights summed, each named
+    mistake (and the low-information outputs, together) once, at its largest weight."""
+    unnamed = sum(t.weight for t in shared if not (t.mistake or t.low_information))
+    named: dict = {}
+    for t in shared:
+        if t.mistake or t.low_information:
+            key = t.mistake or LOW_INFORMATION
+            named[key] = max(named.get(key, 0.0), t.weight)
+    return unnamed + sum(named.values())
 
 
 def from_gradebook(path: Path | None) -> BehaviourResult:
