@@ -240,3 +240,11 @@ def test_a_named_mistake_counts_once_and_never_flags_alone():
     both = {**rare_named, 5: ("ffff0000000000ff", None)}   # one unnamed shared output besides
     (pair,) = behaviour.analyse(rows_of({"s001": both, "s002": dict(both)}, graded)).pairs
     assert pair.flagged and pair.rarity == pytest.approx(1.25 * math.log(150), abs=1e-3)
+
+
+def test_a_mismatch_keeps_the_outermost_compared_value_for_its_signature():
+    got = (torch.ones(2, 3), torch.arange(6.0).reshape(2, 3))
+    with pytest.raises(comparison.Mismatch) as info:
+        comparison.compare(got, (torch.ones(2, 3), torch.zeros(2, 3)), what="x")
+    assert info.value.got is got and info.value.signature is None
+    assert comparison.signature(info.value.got, info.value.valid) == comparison.signature(got)

@@ -33,6 +33,8 @@ class Mismatch(AssertionError):
     catalog entry that reproduces the student's output, when one does."""
 
     signature: str | None = None   # set by naming_mistakes: see signature()
+    got: Any = None                # what the outermost compare() compared, and its valid mask
+    valid: Any = None
 
     def __init__(self, message: str, mistake: catalog.Mutant | None = None):
         super().__init__(message)
@@ -71,7 +73,16 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
     tensor) restricts the value comparison to True positions, e.g. unpadded ones.
     ``show_expected`` adds the expected value at the first wrong position to the message;
     by default it does so in public tests only (hidden tests keep their values private).
+    The mismatch keeps the outermost call's ``got`` and ``valid`` (for its :func:`signature`).
     """
+    try:
+        _compare(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
+    except Mismatch as exc:
+        exc.got, exc.valid = got, valid   # a reference; the signature is computed only for a student's failure
+        raise
+
+
+def _compare(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected) -> None:
     if show_expected is None:
         ctx = current(required=False)
         show_expected = ctx is not None and ctx.visibility == "public"
