@@ -158,6 +158,9 @@ def test_the_gradebook_keeps_the_signature_out_of_results_json(tmp_path):
         stored = book.conn.execute("SELECT results_json FROM submissions").fetchone()[0]
         assert SECRET_SIG not in stored
         assert book.results("s1").tests[0].signature is None
+    gradebook.merge([tmp_path / "gb.sqlite"], tmp_path / "merged.sqlite")   # shards keep it
+    with gradebook.Gradebook(tmp_path / "merged.sqlite") as book:
+        assert [r[-1] for r in book.signatures()] == [SECRET_SIG]
 
 
 def test_an_earlier_gradebook_gets_the_column_and_merges(tmp_path):
