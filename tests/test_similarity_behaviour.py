@@ -106,6 +106,8 @@ def test_signature_ignores_positions_outside_valid():
     garbage[~valid] = torch.randn(int((~valid).sum()))
     assert comparison.signature(garbage, valid) == comparison.signature(out, valid)
     assert comparison.signature(garbage) != comparison.signature(out)
+    wrong_shape = torch.randn(3, 5)   # valid does not broadcast to it: still a signature
+    assert comparison.signature(wrong_shape, valid) == comparison.signature(wrong_shape)
 
 
 def test_signature_marks_low_information_outputs():

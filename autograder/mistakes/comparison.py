@@ -282,11 +282,15 @@ def _encode(value: Any, valid, update, distinct: set, depth: int) -> None:
         if t.is_complex():
             t = torch.view_as_real(t)
         array = t.to(torch.float64).numpy() if t.is_floating_point() else t.to(torch.int64).numpy()
-        if valid is not None and isinstance(valid, torch.Tensor):
-            mask = torch.broadcast_to(valid.to(torch.bool).cpu(), value.shape).numpy()
-            if array.shape != mask.shape:   # a complex tensor's real/imaginary axis
+        if isinstance(valid, torch.Tensor):
+            try:   # a wrong shape that valid does not broadcast to: every value counts
+                mask = torch.broadcast_to(valid.to(torch.bool).cpu(), value.shape).numpy()
+            except RuntimeError:
+                mask = None
+            if mask is not None and array.shape != mask.shape:   # a complex tensor's real/imaginary axis
                 mask = mask[..., None].repeat(array.shape[-1], axis=-1)
-            array = np.where(mask, array, 0)
+            if mask is not None:
+                array = np.where(mask, array, 0)
         codes = _quantized(array) if t.is_floating_point() else array.astype(np.int64)
         update(np.ascontiguousarray(codes).tobytes())
         if len(distinct) < SIGNATURE_LOW_DISTINCT:
