@@ -18,6 +18,8 @@ from autograder.mistakes import catalog
 
 from conftest import REPO_ROOT
 
+pytestmark = pytest.mark.slow   # a class batch graded (about 20-30 s)
+
 SOLUTIONS = REPO_ROOT / "solutions"
 ALICE = REPO_ROOT / "examples" / "sample_class" / "alice"
 ORIGINAL = """    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
