@@ -227,7 +227,7 @@ def distance(got: Any, expected: Any, valid=None) -> float:
     return math.inf
 
 
-SIGNATURE_BITS = 8        # mantissa bits a float keeps in a signature (a step of 0.4-0.8 %)
+SIGNATURE_BITS = 6        # mantissa bits a float keeps in a signature (a step of 1.6-3.1 %)
 SIGNATURE_FLOOR = 1e-4    # floats smaller than this in magnitude count as 0
 SIGNATURE_LOW_DISTINCT = 3  # fewer distinct compared values than this: a low-information output
 LOW_INFORMATION = "c:"    # the prefix of a low-information output's signature
