@@ -253,3 +253,29 @@ def test_a_mismatch_keeps_the_outermost_compared_value_for_its_signature():
         comparison.compare(got, (torch.ones(2, 3), torch.zeros(2, 3)), what="x")
     assert info.value.got is got and info.value.signature is None
     assert comparison.signature(info.value.got, info.value.valid) == comparison.signature(got)
+
+
+def test_tkit_similarity_reads_the_behaviour_evidence_from_a_gradebook(tmp_path):
+    book_path = tmp_path / "elsewhere" / "gradebook.sqlite"
+    with gradebook.Gradebook(book_path) as book:
+        for i in range(30):
+            sid = f"s{i:02d}"
+            shared = sid in ("s04", "s11")
+            tests = [TestResult(name=f"attention: test {t}", score=0.0 if shared else 1.0, max_score=1.0,
+                                status="failed" if shared else "passed", tags=["attention", "hidden"],
+                                nodeid=TESTS[t], signature=f"abcd00000000000{t}" if shared else None)
+                     for t in range(3)]
+            book.record(sid, Results(score=0.0, tests=tests, max_score=3.0), content_hash=sid)
+    for sid in ("s04", "s11"):
+        (tmp_path / "class" / sid).mkdir(parents=True)
+        (tmp_path / "class" / sid / "masks.py").write_text(f"x = {sid!r}\n")
+    result = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "class"), "--out",
+                                           str(tmp_path / "out"), "--workers", "1", "--exercise", "masks",
+                                           "--gradebook", str(book_path)])
+    assert result.exit_code == 0, result.output
+    assert "behaviour evidence of 30 graded submission(s): 1 flagged" in result.output
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "out" / "similarity-behaviour.csv").read_text(encoding="utf-8"))))
+    assert [(r["student_a"], r["student_b"], r["exercise"]) for r in rows] == [("s04", "s11", "attention")]
+    assert float(rows[0]["rarity"]) == pytest.approx(3 * math.log(15), abs=0.01)
+    html = (tmp_path / "out" / "similarity.html").read_text(encoding="utf-8")
+    assert "<td>behaviour</td>" in html and "abcd0000" not in html
