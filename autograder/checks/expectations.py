@@ -33,7 +33,7 @@ from autograder.checks.contract_errors import message_problem
 from autograder.context import TestContext, current  # noqa: F401
 from autograder.i18n import _
 from autograder.mistakes.diagnosis import KnownMistakes
-from autograder.mistakes.comparison import Mismatch, compare, distance
+from autograder.mistakes.comparison import Mismatch, compare, distance, signature
 from autograder.rng import cpu_seeded
 from autograder.sandbox.remote import SubmissionError
 
@@ -241,10 +241,14 @@ def naming_mistakes(run: Callable, got: Any, *, atol: float = 1e-5, rtol: float 
     public formulas by :mod:`autograder.checks.mistaken`), which names mistakes in the student
     edition too. ``reference_output``: the kit's reference output of ``run`` under the test's
     seed, when the caller computed it (the composite search does not run it again).
-    The one place a check names mistakes; other exceptions pass through unchanged."""
+    The one place a check names mistakes; other exceptions pass through unchanged. The
+    mismatch also gets the :func:`~autograder.mistakes.comparison.signature` of ``got`` (the
+    instructor-side behaviour evidence)."""
     try:
         yield
     except Mismatch as exc:
+        if exc.signature is None:
+            exc.signature = signature(got, valid)
         if exc.mistake is None:
             exc.mistake = identify(run, got, atol=atol, rtol=rtol, valid=valid, expected=reference_output)
         if exc.mistake is None and known_mistakes:

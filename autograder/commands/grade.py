@@ -55,8 +55,8 @@ def require_training_data(names) -> None:
                    "array or a Kubernetes indexed Job; join the shards with `tkit gradebook merge`.")
 @data_dir_option()
 @click.option("--similarity", "with_similarity", is_flag=True,
-              help="Also write OUT/similarity.csv and OUT/similarity.html: the code the submissions share "
-                   "(see `tkit similarity`; not with --shard).")
+              help="Also write OUT/similarity.csv, OUT/similarity-behaviour.csv and OUT/similarity.html: the "
+                   "code and the rare wrong outputs the submissions share (see `tkit similarity`; not with --shard).")
 def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures,
             time_limit, workers, shard_spec, data_dir, with_similarity):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
@@ -129,6 +129,6 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     if with_similarity:
         from autograder.commands.similarity import run_report
 
-        run_report(all_todo, out_dir, names=names or None, workers=workers)
+        run_report(all_todo, out_dir, names=names or None, workers=workers, gradebook=records.book.path)
     if todo and len(failures) == len(todo):
         raise click.ClickException(f"none of the {len(todo)} submission(s) could be graded (see the errors above)")

@@ -5,11 +5,15 @@ Messages of hidden tests never print expected values (they must not leak them): 
 shapes, dtypes, where the first difference is, how large it is, and the student's
 own value there. Public tests (whose formulas are public) also show the expected value
 at the first difference.
+
+:func:`signature` is the instructor-side fingerprint of a wrong output (the behaviour evidence
+of :mod:`autograder.similarity.behaviour`); it never reaches a student.
 """
 
 from __future__ import annotations
 
 import math
+from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -27,6 +31,10 @@ PLAIN_TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
 class Mismatch(AssertionError):
     """The submission's output differs from the expected one. ``mistake`` is the
     catalog entry that reproduces the student's output, when one does."""
+
+    signature: str | None = None   # set by naming_mistakes: see signature()
+    got: Any = None                # what the outermost compare() compared, and its valid mask
+    valid: Any = None
 
     def __init__(self, message: str, mistake: catalog.Mutant | None = None):
         super().__init__(message)
@@ -65,7 +73,16 @@ def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: flo
     tensor) restricts the value comparison to True positions, e.g. unpadded ones.
     ``show_expected`` adds the expected value at the first wrong position to the message;
     by default it does so in public tests only (hidden tests keep their values private).
+    The mismatch keeps the outermost call's ``got`` and ``valid`` (for its :func:`signature`).
     """
+    try:
+        _compare(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected)
+    except Mismatch as exc:
+        exc.got, exc.valid = got, valid   # a reference; the signature is computed only for a student's failure
+        raise
+
+
+def _compare(got, expected, what, atol, rtol, valid, check_dtype, equal_nan, show_expected) -> None:
     if show_expected is None:
         ctx = current(required=False)
         show_expected = ctx is not None and ctx.visibility == "public"
@@ -208,3 +225,93 @@ def distance(got: Any, expected: Any, valid=None) -> float:
             return math.inf
         return abs(float(got) - float(expected))
     return math.inf
+
+
+SIGNATURE_BITS = 6        # mantissa bits a float keeps in a signature (a step of 1.6-3.1 %)
+SIGNATURE_FLOOR = 1e-4    # floats smaller than this in magnitude count as 0
+SIGNATURE_LOW_DISTINCT = 3  # fewer distinct compared values than this: a low-information output
+LOW_INFORMATION = "c:"    # the prefix of a low-information output's signature
+
+
+def signature(got: Any, valid=None) -> str | None:
+    """A bounded fingerprint of a wrong output ``got``: 16 hex digits of blake2b over a
+    canonical encoding (types, shapes, dtypes, and each compared value rounded to
+    :data:`SIGNATURE_BITS` mantissa bits, values under :data:`SIGNATURE_FLOOR` as 0, positions
+    outside ``valid`` as 0), so that the float noise of equivalent code (another order of the
+    same operations, ~1e-7) almost never changes it. A constant output, a single number or a
+    two-valued one (zeros, NaN everywhere, a boolean mask) is prefixed :data:`LOW_INFORMATION`:
+    independent students often share it. None when ``got`` cannot be encoded. Instructor-side
+    only (the gradebook), never in anything a student sees."""
+    digest = blake2b(digest_size=8, person=b"tkit-behaviour")
+    distinct: set = set()
+    try:
+        _encode(got, valid, digest.update, distinct, depth=0)
+    except Exception:  # noqa: BLE001 - a value the encoding does not know: no signature
+        return None
+    prefix = LOW_INFORMATION if len(distinct) < SIGNATURE_LOW_DISTINCT else ""
+    return prefix + digest.hexdigest()
+
+
+def _quantized(values):
+    """float64 numpy ``values`` as int64 codes: ``(mantissa rounded to SIGNATURE_BITS, exponent)``
+    packed, small values 0, NaN and the infinities their own codes."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    mantissa, exponent = np.frexp(np.where(np.isfinite(values), values, 0.0))
+    steps = np.round(mantissa * (1 << SIGNATURE_BITS)).astype(np.int64)
+    carry = np.abs(steps) == (1 << SIGNATURE_BITS)   # 0.999.. rounded up: the next power of two
+    steps = np.where(carry, steps // 2, steps)
+    exponent = exponent.astype(np.int64) + carry
+    codes = steps * 4096 + exponent
+    codes = np.where(np.abs(values) < SIGNATURE_FLOOR, 0, codes)
+    codes = np.where(np.isnan(values), 1 << 40, codes)
+    return np.where(np.isinf(values), np.sign(np.nan_to_num(values)).astype(np.int64) * ((1 << 40) + 1), codes)
+
+
+def _encode(value: Any, valid, update, distinct: set, depth: int) -> None:
+    """Feed ``value``'s canonical bytes to ``update``; add up to ``SIGNATURE_LOW_DISTINCT`` of its
+    distinct compared values to ``distinct``."""
+    import numpy as np
+
+    if depth > 20:
+        raise ValueError("nested too deeply")
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu()
+        update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        if t.is_complex():
+            t = torch.view_as_real(t)
+        array = t.to(torch.float64).numpy() if t.is_floating_point() else t.to(torch.int64).numpy()
+        if isinstance(valid, torch.Tensor):
+            try:   # a wrong shape that valid does not broadcast to: every value counts
+                mask = torch.broadcast_to(valid.to(torch.bool).cpu(), value.shape).numpy()
+            except RuntimeError:
+                mask = None
+            if mask is not None and array.shape != mask.shape:   # a complex tensor's real/imaginary axis
+                mask = mask[..., None].repeat(array.shape[-1], axis=-1)
+            if mask is not None:
+                array = np.where(mask, array, 0)
+        codes = _quantized(array) if t.is_floating_point() else array.astype(np.int64)
+        update(np.ascontiguousarray(codes).tobytes())
+        if len(distinct) < SIGNATURE_LOW_DISTINCT:
+            distinct.update(np.unique(codes)[:SIGNATURE_LOW_DISTINCT].tolist())
+    elif isinstance(value, (tuple, list)):
+        update(f"L{len(value)}".encode())
+        for i, item in enumerate(value):
+            _encode(item, valid[i] if isinstance(valid, (tuple, list)) and i < len(valid) else
+                    (None if isinstance(valid, (tuple, list)) else valid), update, distinct, depth + 1)
+    elif isinstance(value, dict):
+        update(f"D{len(value)}".encode())
+        for key in sorted(value, key=repr):
+            update(b"K" + repr(key).encode("utf-8", "surrogatepass")[:200])
+            _encode(value[key], valid, update, distinct, depth + 1)
+    elif value is None or isinstance(value, (bool, int, str)):
+        update(f"V{type(value).__name__}:".encode() + repr(value).encode("utf-8", "surrogatepass"))
+        distinct.add(repr(value))
+    elif isinstance(value, float):
+        code = int(_quantized([value])[0])
+        update(f"F{code}".encode())
+        distinct.add(code)
+    else:   # a handle or another object: its type only
+        update(f"O{describe_type(value)}".encode())
+        distinct.add(describe_type(value))

@@ -1,6 +1,7 @@
 """What a class run keeps: the gradebook and each submission's files.
 
-- :mod:`.gradebook`: the SQLite gradebook (a row per submission and per test; ``--resume``);
+- :mod:`.gradebook`: the SQLite gradebook (a row per submission and per test, with the
+  instructor-side signature of a wrong output; ``--resume``);
 - :mod:`.class_run`: ``tkit grade``'s records (:class:`~.class_run.ClassRecords`): each
   submission's ``results.json`` (written there, in ``on_result``, and nowhere else), feedback,
   then ``grades.csv`` and ``summary.html``.

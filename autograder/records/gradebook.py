@@ -12,7 +12,11 @@ Tables::
     submissions(student_id PRIMARY KEY, content_hash, kit_version, options, seed, score,
                 max_score, execution_time, graded_at, error, results_json)
     tests(student_id, nodeid, exercise, name, visibility, status, score, max_score,
-          mistake, failure, duration, PRIMARY KEY (student_id, nodeid))
+          mistake, failure, duration, signature, PRIMARY KEY (student_id, nodeid))
+
+``tests.signature`` is a failing test's wrong-output fingerprint (instructor-side behaviour
+evidence, :mod:`autograder.similarity.behaviour`; never in ``results_json``); a gradebook of an
+earlier kit gets the column, empty, when opened.
 """
 
 from __future__ import annotations
@@ -60,13 +64,14 @@ CREATE TABLE IF NOT EXISTS tests (
     mistake TEXT,
     failure TEXT,
     duration REAL,
+    signature TEXT,
     PRIMARY KEY (student_id, nodeid)
 );
 """
 SUBMISSION_COLUMNS = ("student_id", "content_hash", "kit_version", "options", "seed", "score", "max_score",
                       "execution_time", "graded_at", "error", "results_json")
 TEST_COLUMNS = ("student_id", "nodeid", "exercise", "name", "visibility", "status", "score", "max_score",
-                "mistake", "failure", "duration")
+                "mistake", "failure", "duration", "signature")
 HASHED_SUFFIXES = (".py", ".ipynb")
 
 
@@ -132,6 +137,7 @@ class Gradebook:
                 self.conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")   # all tables or none
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             version = self.get_meta("schema_version")
+            self._add_signature_column()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise GradebookError(f"{self.path} is not a gradebook ({exc})") from None
@@ -154,6 +160,13 @@ class Gradebook:
             self.conn.close()
             raise GradebookError(f"{self.path} is not a gradebook (an SQLite database with "
                                  f"{len(tables)} other table(s) and no gradebook schema version)")
+
+    def _add_signature_column(self) -> None:
+        """A gradebook of an earlier kit: add ``tests.signature`` (empty), an additive change."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(tests)")}
+        if "signature" not in columns:
+            with self.conn:
+                self.conn.execute("ALTER TABLE tests ADD COLUMN signature TEXT")
 
     def __enter__(self) -> "Gradebook":
         return self
@@ -203,7 +216,7 @@ class Gradebook:
                           [row[c] for c in SUBMISSION_COLUMNS])
         self.conn.executemany(f"INSERT INTO tests ({', '.join(TEST_COLUMNS)}) "
                               f"VALUES ({', '.join('?' * len(TEST_COLUMNS))})",
-                              [[t[c] for c in TEST_COLUMNS] for t in tests])
+                              [[t.get(c) for c in TEST_COLUMNS] for t in tests])
 
     # -- reading -----------------------------------------------------------------------------
     def needs_grading(self, student_id: str, content_hash: str, options: str = "") -> bool:
@@ -224,6 +237,14 @@ class Gradebook:
         if row is None:
             raise KeyError(f"no submission {student_id!r} in {self.path}")
         return Results.from_json(json.loads(row[0]))
+
+    def signatures(self) -> list[tuple]:
+        """Every test row as ``(student_id, exercise, nodeid, name, status, mistake, signature)``
+        (``signature`` None where the test passed or failed without a wrong output), by student
+        and test: the behaviour evidence's input (:mod:`autograder.similarity.behaviour`)."""
+        return [tuple(row) for row in self.conn.execute(
+            "SELECT student_id, exercise, nodeid, name, status, mistake, signature FROM tests "
+            "ORDER BY student_id, nodeid")]
 
     def all_results(self, known: dict[str, Results] | None = None) -> dict[str, Results]:
         """``{student id: results}`` for every recorded submission, in student-id order. The
@@ -270,7 +291,7 @@ def _test_row(student_id: str, test: TestResult) -> dict:
             "exercise": test.exercise, "name": test.name, "visibility": test.visibility or "",
             "status": test.status, "score": test.score,
             "max_score": test.max_score, "mistake": test.mistake,
-            "failure": test.failure, "duration": test.duration}
+            "failure": test.failure, "duration": test.duration, "signature": test.signature}
 
 
 def run_seeds(sources: list[Path], out: Path) -> dict[str, str]:

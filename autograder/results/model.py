@@ -53,7 +53,11 @@ class TestResult:
     ``passed`` or ``failed``; ``tags[0]`` is the exercise. Typed ``extra_data`` fields: ``nodeid``,
     ``duration`` (s), ``mistake`` (a catalog id), ``convention``, ``failure`` (a SubmissionError
     kind), ``not_graded`` (the reason the grader could not judge it), ``components_at_fault``,
-    ``failing_components``, ``figures`` (plot data); ``other`` keeps any other key."""
+    ``failing_components``, ``figures`` (plot data); ``other`` keeps any other key.
+
+    ``signature`` (a wrong output's fingerprint, :func:`autograder.mistakes.comparison.signature`)
+    is instructor-side: :meth:`to_gradescope` never writes it (results.json, feedback and
+    Gradescope reach students); the gradebook keeps it in its ``tests`` table."""
 
     __test__ = False   # not a pytest test class
 
@@ -74,6 +78,7 @@ class TestResult:
     failing_components: list[str] | None = None
     figures: dict | None = None
     other: dict = field(default_factory=dict)
+    signature: str | None = field(default=None, repr=False)   # instructor-side: never in to_gradescope
 
     @property
     def exercise(self) -> str:

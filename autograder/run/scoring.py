@@ -18,6 +18,7 @@ from autograder import __version__, exercises
 from autograder.checks import expectations
 from autograder.i18n import _
 from autograder.intake.textfiles import clean_text
+from autograder.mistakes import comparison
 from autograder.results import grader_errors, not_graded
 from autograder.results.model import VISIBILITY, ExerciseScore, Results, TestResult
 from autograder.sandbox.remote import SubmissionError
@@ -57,12 +58,16 @@ def record_test(session, item, call, report, ctx) -> TestResult:
 
 def explain(session, excinfo, extra: dict, ctx) -> str:
     """The student-facing text of a failure; sets the failure's fields of ``extra`` (``mistake``,
-    ``convention``, ``components_at_fault``, ``failure``, ``not_graded``). A grader error's
+    ``convention``, ``components_at_fault``, ``failure``, ``not_graded``, and the instructor-side
+    ``signature`` of a wrong output). A grader error's
     details go to the instructor's log only."""
     if excinfo is None:
         return _("failed")
     exc = excinfo.value
     if isinstance(exc, expectations.Mismatch):
+        sig = exc.signature or (comparison.signature(exc.got, exc.valid) if exc.got is not None else None)
+        if sig is not None:   # instructor-side: TestResult.signature, never in results.json
+            extra["signature"] = sig
         if exc.mistake is not None:
             extra["mistake"] = exc.mistake.id
             session.run.named.setdefault(exc.mistake.exercise, set()).add(exc.mistake.id)

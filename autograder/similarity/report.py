@@ -1,4 +1,5 @@
-"""Writing a class's similarity (:mod:`autograder.similarity.matcher`): ``similarity.csv`` and ``similarity.html``.
+"""Writing a class's similarity (:mod:`autograder.similarity.matcher`, :mod:`autograder.similarity.behaviour`):
+``similarity.csv``, ``similarity-behaviour.csv`` and ``similarity.html``.
 
 The CSV has exactly the columns ``student_a,student_b,exercise,similarity``: one row per pair and
 exercise whose similarity is at least :data:`~autograder.similarity.matcher.CSV_MIN`, the most similar
@@ -8,9 +9,17 @@ OWASP rule against formula injection) and a cell holding a line break is quoted
 (:func:`autograder.intake.untrusted.csv_text`, as in ``grades.csv``); the HTML is rendered by jinja2
 with autoescaping.
 
+``similarity-behaviour.csv`` has the columns ``student_a,student_b,exercise,shared_wrong_tests,rarity``:
+one row per pair and exercise the behaviour evidence flags, the highest score first;
+``shared_wrong_tests`` lists the tests' short ids separated by ``; ``, each followed by its
+mistake's name in brackets when it has one (``[c:]`` for a low-information output); ``rarity``
+is the score (2 decimals). Without a gradebook it holds the header only.
+
 The HTML is self-contained (no script, font or style from the network): the method and its
 thresholds, the students refused, and the flagged pairs (at most :data:`~autograder.similarity.matcher.TOP`,
-the most similar first), each with both modules side by side and the matching regions marked.
+the most similar first), each with both modules side by side and the matching regions marked,
+and a section of the pairs the behaviour evidence flags; each flagged pair says which evidence
+flagged it (code, behaviour or both).
 """
 
 from __future__ import annotations
@@ -20,9 +29,11 @@ from pathlib import Path
 from autograder.intake.textfiles import write_text_atomic
 from autograder.intake.untrusted import csv_text as csv_text_of_rows
 from autograder.reports import render
+from autograder.similarity import behaviour as behaviour_evidence
 from autograder.similarity import matcher
 
 CSV_COLUMNS = ("student_a", "student_b", "exercise", "similarity")
+BEHAVIOUR_COLUMNS = ("student_a", "student_b", "exercise", "shared_wrong_tests", "rarity")
 CONTEXT_LINES = 3  # unmatched lines kept around each matching region in the side-by-side view
 
 
@@ -30,6 +41,34 @@ def csv_text(result: matcher.Result) -> str:
     """The CSV of ``result.pairs`` (similarity with 4 decimals)."""
     return csv_text_of_rows([CSV_COLUMNS, *([pair.student_a, pair.student_b or "", pair.exercise,
                                              f"{pair.similarity:.4f}"] for pair in result.pairs)])
+
+
+def shared_tests_text(pair: behaviour_evidence.BehaviourPair) -> str:
+    """The ``shared_wrong_tests`` cell: each test's short id, its mistake's name in brackets."""
+    return "; ".join(t.label + (f" [{t.mistake}]" if t.mistake else " [c:]" if t.low_information else "")
+                     for t in pair.shared)
+
+
+def behaviour_csv_text(behaviour: behaviour_evidence.BehaviourResult | None) -> str:
+    """The CSV of the flagged behaviour pairs (the header only without evidence)."""
+    flagged = behaviour.flagged if behaviour is not None else []
+    return csv_text_of_rows([BEHAVIOUR_COLUMNS, *([p.student_a, p.student_b, p.exercise, shared_tests_text(p),
+                                                   f"{p.rarity:.2f}"] for p in flagged)])
+
+
+def evidence_of(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None) -> dict:
+    """``{(student_a, student_b, exercise): "code" | "behaviour" | "both"}`` for every flagged pair
+    (students in sorted order; a pair with the reference solution has student_b None)."""
+    out: dict = {}
+    for p in result.pairs:
+        if p.flagged:
+            key = (p.student_a, p.student_b, p.exercise) if p.student_b is None else \
+                (*sorted((p.student_a, p.student_b)), p.exercise)
+            out[key] = "code"
+    for p in (behaviour.flagged if behaviour is not None else []):
+        key = (p.student_a, p.student_b, p.exercise)
+        out[key] = "both" if out.get(key) == "code" else "behaviour"
+    return out
 
 
 def segments(code: str, slices, context: int = CONTEXT_LINES) -> list[dict]:
@@ -75,15 +114,28 @@ def shown_pairs(result: matcher.Result) -> list[matcher.Pair]:
     return [p for p in result.pairs if p.flagged][: matcher.TOP]
 
 
-def html_context(result: matcher.Result) -> dict:
-    """The template's variables for ``result``."""
+def html_context(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None = None) -> dict:
+    """The template's variables for ``result`` and the ``behaviour`` evidence (None: none read)."""
+    evidence = evidence_of(result, behaviour)
     shown = []
     for pair in shown_pairs(result):
         slices_a, slices_b = pair.slices or (None, None)
         shown.append({"pair": pair,
                       "code_a": segments(result.sources[pair.student_a][pair.exercise], slices_a),
-                      "code_b": segments(result.sources[pair.student_b or ""][pair.exercise], slices_b)})
+                      "code_b": segments(result.sources[pair.student_b or ""][pair.exercise], slices_b),
+                      "evidence": evidence.get((pair.student_a, pair.student_b, pair.exercise) if pair.student_b is None
+                                               else (*sorted((pair.student_a, pair.student_b)), pair.exercise), "code")})
+    flagged_behaviour = behaviour.flagged if behaviour is not None else []
     return {
+        "behaviour": behaviour, "evidence": evidence,
+        "behaviour_shown": [{"pair": p, "evidence": evidence[(p.student_a, p.student_b, p.exercise)],
+                             "tests": p.shared[:behaviour_evidence.TESTS_SHOWN],
+                             "more": max(0, len(p.shared) - behaviour_evidence.TESTS_SHOWN)}
+                            for p in flagged_behaviour[:behaviour_evidence.TOP]],
+        "behaviour_flagged": len(flagged_behaviour),
+        "behaviour_settings": {name: getattr(behaviour_evidence, name) for name in
+                               ("NAMED_WEIGHT", "COMMON_SHARE", "COMMON_MIN_COUNT", "FLAG_RARITY",
+                                "MIN_SHARED_TESTS", "TOP", "TESTS_SHOWN")},
         "result": result, "shown": shown, "flagged": sum(p.flagged for p in result.pairs),
         "with_reference": "" in result.sources,
         "settings": {name: getattr(matcher, name) for name in
@@ -92,16 +144,18 @@ def html_context(result: matcher.Result) -> dict:
     }
 
 
-def render_html(result: matcher.Result) -> str:
-    """``similarity.html`` for ``result`` (jinja2, autoescaped)."""
-    return render.environment().get_template("similarity.html").render(**html_context(result))
+def render_html(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None = None) -> str:
+    """``similarity.html`` for ``result`` and the ``behaviour`` evidence (jinja2, autoescaped)."""
+    return render.environment().get_template("similarity.html").render(**html_context(result, behaviour))
 
 
-def write_report(result: matcher.Result, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``out_dir/similarity.csv`` and ``out_dir/similarity.html`` (each atomically);
-    returns their paths."""
+def write_report(result: matcher.Result, out_dir: Path,
+                 behaviour: behaviour_evidence.BehaviourResult | None = None) -> tuple[Path, Path]:
+    """Write ``out_dir/similarity.csv``, ``out_dir/similarity-behaviour.csv`` and
+    ``out_dir/similarity.html`` (each atomically); returns the paths of the first and the last."""
     out_dir = Path(out_dir)
     csv_path, html_path = out_dir / "similarity.csv", out_dir / "similarity.html"
     write_text_atomic(csv_path, csv_text(result))
-    write_text_atomic(html_path, render_html(result))
+    write_text_atomic(out_dir / "similarity-behaviour.csv", behaviour_csv_text(behaviour))
+    write_text_atomic(html_path, render_html(result, behaviour))
     return csv_path, html_path
