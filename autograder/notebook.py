@@ -255,8 +255,8 @@ class CheckReport:
 
         scope = "tkit-check-report"
         with i18n.using(self.lang):
-            notes = "".join(f'<p class="tkit-note"><strong>{html.escape(_("Note"))}:</strong> '
-                            f"{html.escape(n)}</p>" for n in self.notes)
+            notes = "".join('<p class="tkit-note">' + html.escape(_("Note: {note}").format(note=n)) + "</p>"
+                            for n in self.notes)
             if self.error or self.results is None:
                 message = html.escape(_("The self-check could not run: {error}").format(error=self.error))
                 return f'<div class="{scope}">{notes}<pre>{message}</pre></div>'

@@ -126,8 +126,8 @@ def exercise_notebook(name: str, stub_source: str, contract: str):
                               f"other notebooks in this folder.\nimport {CHECK_MODULE} as tkit",
                               metadata=dict(tagged))]
     cells += [v4.new_code_cell(block) for block in code_blocks(stub_source)]
-    cells += [v4.new_markdown_cell(f"## Self-check (자가 점검)\n\nSave the notebook first (먼저 저장하세요). "
-                                   f"`lang=\"ko\"`: in Korean (한국어로)."),
+    cells += [v4.new_markdown_cell("## Self-check (자가 점검)\n\nSave the notebook first (먼저 저장하세요). "
+                                   "`lang=\"ko\"`: in Korean (한국어로)."),
               v4.new_code_cell(f"import {CHECK_MODULE} as tkit\ntkit.check(\"{name}\")", metadata=dict(tagged))]
     for n, cell in enumerate(cells):
         cell["id"] = f"{name}-{n}"
