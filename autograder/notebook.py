@@ -36,6 +36,7 @@ import importlib.abc
 import importlib.util
 import inspect
 import json
+import linecache
 import os
 import re
 import shutil
@@ -99,10 +100,30 @@ def _definitions(source: str) -> dict[str, str]:
 
 
 def _kernel_source(obj) -> str | None:
+    """The source of a function or class the kernel defined, or None. A class defined in a cell
+    has no file for ``inspect`` before Python 3.13: it is found through one of its methods, in
+    the cell IPython keeps in :mod:`linecache`."""
     try:
         return textwrap.dedent(inspect.getsource(obj))
     except (OSError, TypeError):
+        pass
+    if not isinstance(obj, type):
         return None
+    for member in vars(obj).values():
+        func = getattr(member, "__func__", None) or getattr(member, "fget", None) or member
+        code = getattr(func, "__code__", None)
+        if code is None:
+            continue
+        text = "".join(linecache.getlines(code.co_filename))
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == obj.__name__ \
+                    and node.lineno <= code.co_firstlineno <= (node.end_lineno or node.lineno):
+                return textwrap.dedent(ast.get_source_segment(text, node) or "") or None
+    return None
 
 
 def _normal(code: str) -> str:

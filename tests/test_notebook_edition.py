@@ -77,15 +77,17 @@ def with_code(nb, source):
     return nb
 
 
-def execute(edition, name, nb, monkeypatch, lang_call=None):
-    """Save ``nb`` as the edition's ``<name>.ipynb`` and run it in a fresh kernel, as a student
-    would (working folder: the notebooks' folder); returns the check cell's outputs."""
+def execute(edition, name, nb, monkeypatch, lang_call=None, saved=None, folder=None):
+    """Save ``saved`` (default: ``nb``) as ``<name>.ipynb`` in ``folder`` (default: the edition's
+    notebooks; None saves nothing when a folder is given) and run ``nb`` in a fresh kernel there,
+    as a student would; returns the check cell's rich output."""
     from nbclient import NotebookClient
 
-    folder = edition / notebook_edition.FOLDER
     if lang_call:
         nb.cells[-1].source = nb.cells[-1].source.replace(f'tkit.check("{name}")', lang_call)
-    nbformat.write(nb, str(folder / f"{name}.ipynb"))
+    if folder is None:
+        folder = edition / notebook_edition.FOLDER
+        nbformat.write(saved or nb, str(folder / f"{name}.ipynb"))
     monkeypatch.setenv("PYTHONPATH", str(edition))   # the edition's autograder, as after pip install
     monkeypatch.setenv("TKIT_LANG", "en")
     for var in ("JPY_SESSION_NAME",):
@@ -100,7 +102,7 @@ def execute(edition, name, nb, monkeypatch, lang_call=None):
 
 
 @pytest.mark.slow
-def test_untouched_reference_and_mistaken_notebooks_in_a_real_kernel(edition, monkeypatch):
+def test_untouched_reference_and_mistaken_notebooks_in_a_real_kernel(edition, monkeypatch, tmp_path):
     name = CHECKED
     folder = edition / notebook_edition.FOLDER
     stub_nb = nbformat.read(str(folder / f"{name}.ipynb"), as_version=4)
@@ -117,10 +119,21 @@ def test_untouched_reference_and_mistaken_notebooks_in_a_real_kernel(edition, mo
     data = execute(edition, name, with_code(stub_nb, reference), monkeypatch)
     assert "5 of 5 tests passed" in data["text/plain"], data["text/plain"]
 
-    # a catalog mistake, checked in Korean: the cell names it
+    # the reference run but not saved: the saved (untouched) file is checked, and the note says so
+    data = execute(edition, name, with_code(stub_nb, reference), monkeypatch, saved=stub_nb)
+    assert "not implemented yet" in data["text/plain"]
+    assert "sinusoidal_table, PositionalEncoding: the kernel runs another version than the saved notebook " \
+           f"{name}.ipynb" in data["text/plain"]
+    assert "Save the notebook (Ctrl+S)" in data["text/html"]
+
+    # a catalog mistake, checked in Korean where no saved notebook is found (as in Colab): the
+    # kernel's definitions are checked, and the cell names the mistake
     mutant = catalog.by_id("pe_sin_cos_swapped")
+    elsewhere = tmp_path / "colab"
+    elsewhere.mkdir()
     data = execute(edition, name, with_code(stub_nb, mutant.source()), monkeypatch,
-                   lang_call=f'tkit.check("{name}", lang="ko")')
+                   lang_call=f'tkit.check("{name}", lang="ko")', folder=elsewhere)
+    assert "이 커널의 정의(sinusoidal_table, PositionalEncoding)를 점검했습니다" in data["text/plain"]
     assert "pe_sin_cos_swapped" in data["text/plain"] and "pe_sin_cos_swapped" in data["text/html"]
     assert "sin 과 cos 가 바뀌었습니다" in data["text/html"]
     assert "통과" in data["text/plain"]
