@@ -112,3 +112,12 @@ def test_a_hostile_notebook_is_converted_or_refused_with_one_short_error(tmp_pat
         assert len(str(exc)) < 400
     else:
         assert isinstance(source, str)
+
+
+def test_a_check_call_whose_import_is_in_another_cell_is_left_out(tmp_path):
+    nb = write(tmp_path / "masks.ipynb", [
+        ("code", "import autograder.notebook as tkit", {"tags": ["tkit-check"]}),
+        ("code", "X = 1\ntkit.check('masks')"),
+        ("code", "tkit.check('masks', lang='ko')"),
+    ])
+    assert notebooks.convert(nb).source == f"X = 1\n{notebooks.CHECK_REMOVED}\n"

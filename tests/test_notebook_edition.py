@@ -30,7 +30,7 @@ def edition(tmp_path_factory):
 def test_the_edition_has_one_notebook_per_exercise_with_tagged_set_up_and_check_cells(edition):
     folder = edition / notebook_edition.FOLDER
     assert sorted(p.stem for p in folder.glob("*.ipynb")) == sorted(exercises.NAMES)
-    assert (edition / "autograder" / "notebook.py").is_file()
+    assert all((edition / "autograder" / "notebook" / f).is_file() for f in ("__init__.py", "kernel.py", "report.py"))
     for name in exercises.NAMES:
         nb = nbformat.read(str(folder / f"{name}.ipynb"), as_version=4)
         nbformat.validate(nb)
@@ -190,3 +190,25 @@ def test_a_kernel_without_a_saved_notebook_is_checked_on_its_definitions(tmp_pat
     with pytest.raises(FileNotFoundError):
         notebook.find_notebook("masks", tmp_path / "nope.ipynb")
     os.environ.pop("JPY_SESSION_NAME", None)
+
+
+def test_the_kernel_imports_a_component_from_its_notebook_without_the_check_cells(tmp_path, monkeypatch):
+    import sys
+
+    from autograder import notebook
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import autograder.notebook as tkit", metadata={"tags": ["tkit-check"]}),
+        nbformat.v4.new_code_cell("def make_padding_mask(ids, pad_id=0):\n    return ids == pad_id"),
+        nbformat.v4.new_code_cell('tkit.check("masks")'),   # would recurse if it ran on import
+    ])
+    nbformat.write(nb, str(tmp_path / "masks.ipynb"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "masks", raising=False)
+    assert sum(isinstance(f, notebook.NotebookFinder) for f in sys.meta_path) == 1
+    try:
+        import masks
+        assert masks.make_padding_mask(3, 3) is True
+        assert masks.__file__ == str(tmp_path / "masks.ipynb")
+    finally:
+        sys.modules.pop("masks", None)

@@ -216,14 +216,35 @@ def _only_check(code: str) -> bool:
                                           if line != CHECK_REMOVED)
 
 
-def _strip_check_calls(code: str) -> str:
-    """``code`` with its top-level self-check statements (see :func:`_is_check_statement`) made
-    ``pass`` at the same lines; unchanged when it does not parse (grading reports that)."""
+def _parse(code: str):
     try:
-        tree = ast.parse(code)
+        return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def notebook_check_names(codes) -> tuple[set[str], set[str]]:
+    """The names bound to the self-check module and to its ``check`` by the imports of any of
+    the cells ``codes`` (the set-up cell imports ``tkit`` that a later cell calls)."""
+    modules, checks = set(), set()
+    for code in codes:
+        tree = _parse(code)
+        if tree is not None:
+            found = _check_names(tree)
+            modules |= found[0]
+            checks |= found[1]
+    return modules, checks
+
+
+def _strip_check_calls(code: str, names: tuple[set[str], set[str]] = (frozenset(), frozenset())) -> str:
+    """``code`` with its top-level self-check statements (see :func:`_is_check_statement`) made
+    ``pass`` at the same lines; ``names``: the module and ``check`` names other cells bound.
+    Unchanged when it does not parse (grading reports that)."""
+    tree = _parse(code)
+    if tree is None:
         return code
     modules, checks = _check_names(tree)
+    modules, checks = modules | set(names[0]), checks | set(names[1])
     lines = code.split("\n")
     for node in tree.body:
         if _is_check_statement(node, modules, checks) and node.col_offset == 0:
@@ -232,6 +253,13 @@ def _strip_check_calls(code: str) -> str:
             for i in range(first + 1, last + 1):
                 lines[i] = ""
     return "\n".join(lines)
+
+
+def _cell_source(cell: dict) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
 
 
 def convert(path: Path) -> Conversion:
@@ -270,18 +298,16 @@ def convert(path: Path) -> Conversion:
             name=path.name, language=repr(language)))
     notes: list[str] = []
     parts: list[str] = []
-    cells = nb.get("cells")
-    for cell_no, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
+    cells = nb.get("cells") if isinstance(nb.get("cells"), list) else []
+    code_cells = [(n, c, _cell_source(c)) for n, c in enumerate(cells, start=1)   # n counts every cell
+                  if isinstance(c, dict) and c.get("cell_type") == "code"]
+    names = notebook_check_names(source for _n, _c, source in code_cells)
+    for cell_no, cell, source in code_cells:
         if _is_grader_cell(cell) or is_check_cell(cell):
             continue
-        source = cell.get("source", "")
-        if not isinstance(source, str):
-            source = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else ""
         code = _clean_cell(source, path.name, cell_no, notes)
         if code is not None:
-            code = _strip_check_calls(code)
+            code = _strip_check_calls(code, names)
         if code is not None and code.strip() and not _only_check(code):
             parts.append(code.rstrip("\n"))
     source = "\n\n".join(parts) + "\n" if parts else ""
