@@ -49,6 +49,8 @@ def test_the_edition_has_one_notebook_per_exercise_with_tagged_set_up_and_check_
         graded = notebooks.convert(folder / f"{name}.ipynb").source
         assert graded == "\n\n".join(code) + "\n"
         compile(graded, name, "exec")
+    readme = (edition / "README.md").read_text(encoding="utf-8")
+    assert 'tkit.check("positional_encoding")' in readme and "%pip install" in readme
     intro = nbformat.read(str(folder / "positional_encoding.ipynb"), as_version=4).cells[0].source
     assert "PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))" in intro and "section 3.5" in intro
     assert "`[1, max_len, d_model]`" in intro   # the shapes, from the contract

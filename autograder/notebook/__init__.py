@@ -26,6 +26,9 @@ Composite exercises (encoder, decoder, transformer) import the student's compone
 name: the check takes ``<component>.py`` or ``<component>.ipynb`` from the notebook's folder.
 Importing this module also lets the kernel import them the same way (``from masks import
 make_padding_mask`` runs ``masks.ipynb``'s exercise cells) through :class:`NotebookFinder`.
+
+Modules: :mod:`.kernel` (finding the notebook, the kernel's definitions, the finder) and
+:mod:`.report` (:class:`CheckReport`). In: the kernel and the saved notebook. Out: a report.
 """
 
 from __future__ import annotations
