@@ -95,7 +95,7 @@ def run_check(folder: Path, exercise: str, *, lang: str | None, seed: int, pictu
 
 
 def check(exercise: str, *, notebook=None, lang: str | None = None, seed: int = 0, pictures: bool = True,
-          timeout: float | None = None) -> CheckReport:
+          verbose: bool = False, timeout: float | None = None) -> CheckReport:
     """Run the public tests of ``exercise`` on this notebook's code (see the module docstring).
 
     Args:
@@ -105,6 +105,7 @@ def check(exercise: str, *, notebook=None, lang: str | None = None, seed: int = 
         lang: ``"ko"`` for Korean, ``"en"`` for English [default: ``TKIT_LANG``, then the locale].
         seed: the seed of the random inputs, as ``tkit check --seed``.
         pictures: draw the report's pictures (a PE heatmap, attention weights, ...).
+        verbose: the text report shows every failing test's message (as ``tkit check -v``).
         timeout: seconds before the check is given up [default: none].
 
     Returns:
@@ -116,7 +117,7 @@ def check(exercise: str, *, notebook=None, lang: str | None = None, seed: int = 
     """
     exercise = exercises.get(exercise).name
     lang = i18n.check_language(lang)
-    report = CheckReport(exercise, lang=lang)
+    report = CheckReport(exercise, lang=lang, verbose=verbose)
     with i18n.using(lang):
         path = find_notebook(exercise, notebook)
         with tempfile.TemporaryDirectory(prefix="tkit-nbcheck-") as tmp:

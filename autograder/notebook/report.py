@@ -49,6 +49,7 @@ class CheckReport:
     error: str = ""
     lang: str | None = None
     source: str = ""   # "notebook" (the saved file) or "kernel" (the kernel's definitions)
+    verbose: bool = False
 
     @property
     def passed(self) -> bool:
@@ -75,7 +76,7 @@ class CheckReport:
                 return "\n".join(lines) + "\n"
             console = Console(file=buffer, width=100, color_system=None, force_terminal=False,
                               force_jupyter=False, highlight=False)
-            print_results(self.results, console=console)
+            print_results(self.results, console=console, verbose=self.verbose)
         return "\n".join(lines + [buffer.getvalue().rstrip("\n")]) + "\n"
 
     def __str__(self) -> str:
