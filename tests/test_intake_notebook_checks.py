@@ -121,3 +121,16 @@ def test_a_check_call_whose_import_is_in_another_cell_is_left_out(tmp_path):
         ("code", "tkit.check('masks', lang='ko')"),
     ])
     assert notebooks.convert(nb).source == f"X = 1\n{notebooks.CHECK_REMOVED}\n"
+
+
+def test_cells_over_the_module_limit_are_not_parsed_for_check_calls(tmp_path):
+    from autograder.intake import limits
+
+    big = "import autograder.notebook as tkit\ntkit.check('masks')\n" + "x = 1\n" * (limits.MODULE_MAX_BYTES // 6)
+    nb = write(tmp_path / "masks.ipynb", [("code", big)])
+    assert notebooks.convert(nb).source == big   # kept as it is; the code-size limit refuses it later
+
+
+def test_a_copied_set_up_cell_without_its_tag_is_left_out(tmp_path):
+    nb = write(tmp_path / "masks.ipynb", [("code", "# set-up\nimport autograder.notebook as tkit"), ("code", "X = 1")])
+    assert notebooks.convert(nb).source == "X = 1\n"

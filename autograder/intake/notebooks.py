@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.i18n import _
+from autograder.intake import limits
 
 # Cell magics whose body IPython runs as Python code: keep the body, drop the magic line.
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -216,7 +217,12 @@ def _only_check(code: str) -> bool:
                                           if line != CHECK_REMOVED)
 
 
-def _parse(code: str):
+def _parse(code: str, needles: tuple[str, ...] = ("autograder", "check")):
+    """The syntax tree of a cell that may hold a self-check statement (it mentions a ``needle``),
+    else None: a cell over :data:`limits.MODULE_MAX_BYTES` (graded code that large is refused
+    anyway) or one that does not parse. Parsing is thus bounded like the rest of the intake."""
+    if not any(n in code for n in needles) or len(code) > limits.MODULE_MAX_BYTES:
+        return None
     try:
         return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -228,7 +234,7 @@ def notebook_check_names(codes) -> tuple[set[str], set[str]]:
     the cells ``codes`` (the set-up cell imports ``tkit`` that a later cell calls)."""
     modules, checks = set(), set()
     for code in codes:
-        tree = _parse(code)
+        tree = _parse(code, ("autograder",))
         if tree is not None:
             found = _check_names(tree)
             modules |= found[0]
