@@ -3,7 +3,6 @@ notebooks executed headless in a real kernel (nbclient + ipykernel), their self-
 reporting inline; and a submitted notebook graded like the same code in a ``.py`` file."""
 
 import json
-import os
 import shutil
 
 import nbformat
@@ -188,10 +187,30 @@ def test_a_kernel_without_a_saved_notebook_is_checked_on_its_definitions(tmp_pat
     assert source.startswith("import math\n") and "return math.pi" in source
     assert "autograder.notebook" not in source
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     assert notebook.find_notebook("masks") is None
     with pytest.raises(FileNotFoundError):
         notebook.find_notebook("masks", tmp_path / "nope.ipynb")
-    os.environ.pop("JPY_SESSION_NAME", None)
+
+
+def test_the_saved_notebook_is_found_from_the_front_end_or_the_working_folder(tmp_path, monkeypatch):
+    from autograder import notebook
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    work.mkdir()
+    other.mkdir()
+    for folder in (work, other):
+        (folder / "masks.ipynb").write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert notebook.find_notebook("masks") == work / "masks.ipynb"
+    monkeypatch.setenv("JPY_SESSION_NAME", str(other / "masks.ipynb"))   # absolute: Jupyter Server
+    assert notebook.find_notebook("masks") == other / "masks.ipynb"
+    monkeypatch.setenv("JPY_SESSION_NAME", "course/masks.ipynb")         # relative to the server's root
+    assert notebook.find_notebook("masks") == work / "masks.ipynb"
+    monkeypatch.setenv("JPY_SESSION_NAME", str(other / "scratch.ipynb"))  # another notebook: not this exercise's
+    assert notebook.find_notebook("masks") == work / "masks.ipynb"
+    assert notebook.find_notebook("masks", other / "masks.ipynb") == other / "masks.ipynb"
 
 
 def test_the_kernel_imports_a_component_from_its_notebook_without_the_check_cells(tmp_path, monkeypatch):
