@@ -109,7 +109,12 @@ def test_untouched_reference_and_mistaken_notebooks_in_a_real_kernel(edition, mo
     stub_nb = nbformat.read(str(folder / f"{name}.ipynb"), as_version=4)
 
     # untouched: every cell runs (the stubs raise only when called), the check says "not implemented yet"
-    data = execute(edition, name, nbformat.from_dict(stub_nb), monkeypatch)
+    untouched = nbformat.from_dict(stub_nb)
+    where = nbformat.v4.new_code_cell("import autograder\nprint(autograder.__file__)")
+    where["id"] = "where"
+    untouched.cells.insert(2, where)
+    data = execute(edition, name, untouched, monkeypatch, saved=stub_nb)   # that cell is not saved
+    assert untouched.cells[2].outputs[0]["text"].strip() == str(edition / "autograder" / "__init__.py")
     assert "not implemented yet" in data["text/plain"]
     assert "0/5" in data["text/plain"]
     assert "tkit-check-report" in data["text/html"] and "not implemented yet" in data["text/html"]
