@@ -145,6 +145,16 @@ def test_untouched_reference_and_mistaken_notebooks_in_a_real_kernel(edition, mo
     assert "통과" in data["text/plain"]
 
 
+@pytest.mark.slow
+def test_a_composite_notebook_imports_and_is_checked_with_the_component_notebooks(edition, monkeypatch):
+    """encoder.ipynb's cells import multi_head_attention and feed_forward from their notebooks in
+    the kernel, and its check takes them (and theirs) from the same folder."""
+    nb = nbformat.read(str(edition / notebook_edition.FOLDER / "encoder.ipynb"), as_version=4)
+    data = execute(edition, "encoder", nb, monkeypatch)
+    assert "not implemented yet" in data["text/plain"] and "0/7" in data["text/plain"]
+    assert "components not found" not in data["text/plain"]
+
+
 def test_a_submitted_edition_notebook_is_graded_like_the_same_code_in_a_py_file(edition, tmp_path):
     name = "feed_forward"
     stub_nb = nbformat.read(str(edition / notebook_edition.FOLDER / f"{name}.ipynb"), as_version=4)
