@@ -11,7 +11,9 @@ import click
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder to write the student edition into (must be new or empty).")
 @click.option("--force", is_flag=True, help="Replace OUT if it already exists.")
-def command(out, force):
+@click.option("--notebooks", is_flag=True,
+              help="Also write the notebook edition: OUT/notebooks/<exercise>.ipynb, each with a self-check cell.")
+def command(out, force, notebooks):
     """Write the student edition: stubs, public tests, the CLI and the engine `tkit check` needs.
 
     It holds no solution code, no hidden tests and no mistake catalog; the finished folder is
@@ -20,8 +22,10 @@ def command(out, force):
     from autograder.exports import release
 
     try:
-        edition = release.build_edition(out, force=force)
+        edition = release.build_edition(out, force=force, notebooks=notebooks)
     except (release.ReleaseError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote the student edition ({len(edition.files)} files) to {edition.root}")
     click.echo(f"students: cd {edition.root} && pip install -e . && tkit check")
+    if notebooks:
+        click.echo(f"notebooks: {edition.root / 'notebooks'} (each ends in a self-check cell)")

@@ -2,6 +2,7 @@
 
 - :mod:`.stubs`: ``exercises/`` generated from ``solutions/``;
 - :mod:`.release`: the student edition (``tkit release``), scanned for reference material;
+- :mod:`.notebook_edition`: its notebooks (``tkit release --notebooks``);
 - :mod:`.gradescope`: the Gradescope autograder zip;
 - :mod:`.nbgrader`: an nbgrader course; :mod:`.nbgrader_grading`: grading its submissions.
 

@@ -11,7 +11,10 @@ The edition holds what a student needs to do the exercises and self-check them:
   shim, ``setup.py`` (the same packaging as the kit's: templates, data and stubs as package
   data), a ``pyproject.toml`` and a bilingual ``README.md`` rendered from ``templates/release/``;
 * the exercise contract (``exercises/README.md``), the shipped MNIST test set with its licence
-  (``datasets/mnist/``), and the report templates.
+  (``datasets/mnist/``), and the report templates;
+* with ``notebooks=True`` (``--notebooks``), the notebook edition beside them: ``notebooks/<exercise>.ipynb``,
+  made from the stubs and the contract by :mod:`autograder.exports.notebook_edition`, each ending in a
+  self-check cell (:mod:`autograder.notebook`).
 
 It never holds solution code, hidden suites or the mistake catalog (:data:`INSTRUCTOR_ONLY`):
 :func:`reference_material` scans a written edition for them, and :func:`build_edition` refuses
@@ -33,7 +36,8 @@ from autograder.exports import stubs
 # tkit sub-commands a student uses; their modules are shipped when they exist.
 STUDENT_COMMANDS = ("check", "list", "data", "doctor")
 # Engine roots besides the commands: the pytest plugin and what grading calls lazily.
-ENGINE_ROOTS = ("autograder.cli", "autograder.run.plugin", "autograder.intake.notebooks", "autograder.mistakes.implementations")
+ENGINE_ROOTS = ("autograder.cli", "autograder.run.plugin", "autograder.intake.notebooks", "autograder.mistakes.implementations",
+                "autograder.notebook")
 # Paths (relative to the kit root) that are reference-only and never shipped.
 INSTRUCTOR_ONLY = ("solutions", "autograder/mistakes/catalog", "autograder/suites/hidden")
 # Runtime dependencies that only instructor commands import (``tkit similarity``): not in the
@@ -167,13 +171,14 @@ def _check_out(out: Path, root: Path) -> None:
                            "choose a new folder")
 
 
-def build_edition(out: Path, *, force: bool = False) -> Edition:
+def build_edition(out: Path, *, force: bool = False, notebooks: bool = False) -> Edition:
     """Write the student edition into ``out`` (see the module docstring).
 
     Args:
         out: the folder to create. It must not exist or be empty, unless ``force``, which
             deletes it first.
         force: replace an existing ``out``.
+        notebooks: also write the notebook edition, ``out/notebooks/<exercise>.ipynb``.
 
     Returns:
         An :class:`Edition` listing the files written.
@@ -203,8 +208,13 @@ def build_edition(out: Path, *, force: bool = False) -> Edition:
     for suite in sorted((root / "autograder" / "suites" / "public").glob("*.py")):
         shutil.copyfile(suite, public / suite.name)
     stubs.generate_exercises(solutions, out / "exercises")
+    if notebooks:
+        from autograder.exports import notebook_edition
+
+        notebook_edition.write_notebooks(out / "exercises", out / "exercises" / "README.md",
+                                         out / notebook_edition.FOLDER)
     context = dict(version=__version__, dependencies=kit_dependencies(root), exercises=exercises.EXERCISES,
-                   total=exercises.total_points())
+                   total=exercises.total_points(), notebooks=notebooks)
     (out / "pyproject.toml").write_text(_render("release/pyproject.toml.j2", **context), encoding="utf-8")
     (out / "README.md").write_text(_render("release/README.md.j2", **context), encoding="utf-8")
     problems = reference_material(out, solutions)
@@ -233,12 +243,29 @@ def solution_regions(solutions_dir: Path) -> list[tuple[str, str]]:
     return regions
 
 
+def _cell_sources(text: str) -> str:
+    """The sources of a notebook's cells, one after another ('' when it is not notebook JSON)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    parts = []
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        parts.append("".join(source) if isinstance(source, list) else str(source))
+    return "\n".join(parts)
+
+
 def reference_material(edition: Path, solutions_dir: Path | None = None) -> list[str]:
     """Reasons the folder ``edition`` is not fit for students (empty when it is fit).
 
     Looks for instructor-only paths (:data:`INSTRUCTOR_ONLY`), any file holding nbgrader's
     solution marker, and, given ``solutions_dir``, the code of any solution region (at least
-    :data:`MIN_REGION_CHARS` characters) copied verbatim into a file.
+    :data:`MIN_REGION_CHARS` characters) copied verbatim into a file (a notebook's cell sources
+    are scanned too, not only its JSON text).
     """
     edition = Path(edition)
     problems = []
@@ -255,6 +282,8 @@ def reference_material(edition: Path, solutions_dir: Path | None = None) -> list
         except UnicodeDecodeError:
             continue
         rel = p.relative_to(edition).as_posix()
+        if p.suffix == ".ipynb":   # JSON escapes the cells' code: scan their sources as well
+            text += "\n" + _cell_sources(text)
         if stubs.BEGIN_MARKER in text:
             problems.append(f"{rel}: holds the solution marker {stubs.BEGIN_MARKER!r}")
         for name, body in regions:
