@@ -304,3 +304,25 @@ def test_a_refused_operator_is_named_with_the_models_line():
     line = Sorter.forward.__code__.co_firstlineno + 1
     with pytest.raises(graphs.GraphError, match=rf"aten\.special_zeta\..*test_checks_training_graphs\.py:{line}"):
         graphs.check(graph, graphs.param_specs(model))
+
+
+def test_weights_hidden_from_named_parameters_become_constants_and_count():
+    """A model that hides its (prepared) weights from ``named_parameters`` gets them recorded as
+    constants of its own: they count against the cap instead of being re-drawn."""
+    class Hiding(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gain = nn.Parameter(torch.ones(1))
+            self.secret = nn.Linear(784, 16)
+
+        def named_parameters(self, *args, **kwargs):
+            yield "gain", self.gain
+
+        def forward(self, x):
+            return self.secret(x.flatten(1)) * self.gain
+
+    model = Hiding()
+    captured = {"specs": graphs.param_specs(model), "train": graphs.capture(model, [torch.rand(2, 1, 28, 28)], model)}
+    assert [p["name"] for p in captured["specs"]["params"]] == ["p:gain"]
+    with pytest.raises(graphs.GraphError, match="12560 numbers of its own"):
+        graph_training.prepare(captured, ("train",), 1024)

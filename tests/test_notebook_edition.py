@@ -3,9 +3,11 @@ notebooks executed headless in a real kernel (nbclient + ipykernel), their self-
 reporting inline; and a submitted notebook graded like the same code in a ``.py`` file."""
 
 import json
+import os
 import shutil
 
 import nbformat
+
 import pytest
 from click.testing import CliRunner
 
@@ -241,6 +243,8 @@ def test_the_kernel_imports_a_component_from_its_notebook_without_the_check_cell
     nbformat.write(nb, str(tmp_path / "masks.ipynb"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "masks", raising=False)
+    # a kernel has no masks.py on its path (other tests of this process may have put solutions/ there)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if not os.path.exists(os.path.join(p or ".", "masks.py"))])
     assert sum(isinstance(f, notebook.NotebookFinder) for f in sys.meta_path) == 1
     try:
         import masks
