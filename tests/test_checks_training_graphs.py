@@ -326,3 +326,22 @@ def test_weights_hidden_from_named_parameters_become_constants_and_count():
     assert [p["name"] for p in captured["specs"]["params"]] == ["p:gain"]
     with pytest.raises(graphs.GraphError, match="12560 numbers of its own"):
         graph_training.prepare(captured, ("train",), 1024)
+
+
+def test_uninitialised_memory_replays_as_zeros():
+    """``torch.empty`` could hand a graph what the trusted process freed just before (the
+    held-out digits' intermediates); the kit replays it as zeros."""
+    class Peek(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(1))
+
+        def forward(self, z):
+            return torch.empty(z.shape[0], 4096) * self.w
+
+    model = Peek()
+    graph = graphs.prune(graphs.capture(model, [torch.zeros(3, 2)], model))
+    secret = torch.full((3, 4096), 0.123)
+    del secret  # its memory is free for the allocator to hand out again
+    out = graphs.run(graph, {"p:w": torch.ones(1)}, [torch.zeros(3, 2)])
+    assert torch.equal(out, torch.zeros(3, 4096))

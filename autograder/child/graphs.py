@@ -33,8 +33,8 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, GraphError, check, constant_numbers, describe,
-                          initial_values, prune, resolve, statistic_buffers)
+from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, UNINITIALISED, GraphError, check, constant_numbers,
+                          describe, initial_values, prune, resolve, statistic_buffers)
 
 # the rules are re-exported: callers use one module for graphs
 __all__ = ["ALLOWED_OPS", "GraphError", "capture", "check", "constant_numbers", "describe", "initial_values",
@@ -235,6 +235,9 @@ def run(graph: dict, env: dict, inputs: list):
         kwargs = _decode(node["kwargs"], local)
         with torch.no_grad() if node.get("ng") else contextlib.nullcontext():
             out = op(*args, **kwargs)
+            if op.overloadpacket.__name__ in UNINITIALISED:
+                with torch.no_grad():
+                    out.zero_()
         _bind(node["out"], out, local)
     return _decode(graph["outputs"], local)
 
