@@ -139,7 +139,11 @@ def _decode(self, tgt, memory, src):
 Transformer.encode = _encode
 Transformer.decode = _decode
 """),
-    Degenerate("rope_identity", "rope", "the identity: nothing rotated", """
+    Degenerate("rope_identity", "rope", "the identity: every angle 0, nothing rotated", """
+def rope_angles(head_dim, max_len, base=10000.0):
+    if head_dim < 2 or head_dim % 2:
+        raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
+    return torch.ones(max_len, head_dim // 2), torch.zeros(max_len, head_dim // 2)
 def apply_rope(x, positions=None, base=10000.0):
     if x.shape[-1] % 2:
         raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
