@@ -31,7 +31,8 @@ def command(names, no_training, seed, jobs, lang):
 
     seed = seed if seed is not None else secrets.randbelow(2**31)
     console = Console()
-    console.print(f"tkit validate: seed {seed}, training tests {'off' if no_training else 'on'}, {jobs} job(s)")
+    training = ("off (degenerate implementations: share of the non-training points)" if no_training else "on")
+    console.print(f"tkit validate: seed {seed}, training tests {training}, {jobs} job(s)")
 
     def progress(result):
         mark = "[green]ok[/]" if result.ok else "[red]FAIL[/]"
