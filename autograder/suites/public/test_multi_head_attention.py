@@ -63,7 +63,7 @@ def _projections_used(student):
                                           f"{name}.weight")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_split_and_merge_heads(student):
     """split_heads gives head h the features h*D/H:(h+1)*D/H as [B, H, S, D/H]; merge_heads undoes it
 
@@ -80,7 +80,7 @@ def test_split_and_merge_heads(student):
                  known_mistakes=mistaken.split_merge(X[..., :6], 3, y))
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(2)
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
 
