@@ -123,12 +123,23 @@ def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_k
     return x.clone()
 DecoderLayer.forward = _forward
 """),
+    Degenerate("decoder_ignores_memory", "decoder", "no cross-attention: the source ignored", """
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    return _reference_forward(self, x, torch.zeros_like(memory), tgt_mask, tgt_key_padding_mask, None)
+_reference_forward = DecoderLayer.forward
+DecoderLayer.forward = _forward
+"""),
     Degenerate("decoder_ignores_context", "decoder", "no attention: memory and earlier tokens ignored", """
 def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
     if self.norm_first:
         return x + self.dropout3(self.feed_forward(self.norm3(x)))
     return self.norm3(x + self.dropout3(self.feed_forward(x)))
 DecoderLayer.forward = _forward
+"""),
+    Degenerate("transformer_ignores_source", "transformer", "a language model of the target: the memory is zeros", """
+def _encode(self, src):
+    return torch.zeros_like(self.src_embed(src))
+Transformer.encode = _encode
 """),
     Degenerate("transformer_current_token_only", "transformer",
                "logits from the current target token alone (source and earlier tokens ignored)", """

@@ -2,9 +2,9 @@
 decode and forward build themselves (causal leakage, padding invariance), eval determinism, and
 greedy decoding (BOS first, EOS stops a row, finished rows padded, the max_len bound, ValueError,
 train/eval mode untouched). The training test is in the hidden suite. A model whose logits ignore
-the source or the earlier tokens passes those properties vacuously, so each property test first
-checks that the logits at the last position change with a source token (``_uses_source``) and with
-an earlier target token (``_uses_earlier_tokens``).
+the source or the earlier tokens passes those properties vacuously, so each property test also
+checks that the logits at the last position change with a source token and with an earlier target
+token (``_uses_context``).
 
 Small model: vocabularies 13 (source) and 11 (target), d_model=16, 2 heads, one layer each side,
 d_ff=24, max_len=12, pad_id=0, BOS=1, EOS=2.
@@ -40,8 +40,8 @@ def _data(seed):
 
 
 def _uses_source(student, seed):
-    """The premise of the property tests: the logits at the last target position change when a
-    valid source token changes (every row's first source token is valid)."""
+    """The logits at the last target position change when a valid source token changes (every
+    row's first source token is valid)."""
     _, src, tgt = _data(seed)
     changed = src.clone()
     changed[:, 0] = src[:, 0] % (V_SRC - 1) + 1
@@ -55,8 +55,8 @@ def _uses_source(student, seed):
 
 
 def _uses_earlier_tokens(student, seed):
-    """The premise of the causality test: the logits at the last target position change when an
-    earlier target token (position 1) changes."""
+    """The logits at the last target position change when an earlier target token (position 1)
+    changes."""
     _, src, tgt = _data(seed)
     changed = tgt.clone()
     changed[:, 1] = tgt[:, 1] % (V_TGT - 1) + 1
@@ -71,6 +71,9 @@ def _uses_earlier_tokens(student, seed):
 
 
 def _uses_context(student, seed):
+    """The premise of every property test below: the logits depend on the source and on the
+    earlier target tokens (a model that ignores either is causal, padding-invariant and greedy-
+    consistent vacuously, or at best a language model of the target alone)."""
     _uses_source(student, seed)
     _uses_earlier_tokens(student, seed)
 
@@ -105,7 +108,7 @@ def test_causal_leakage(student, seed):
         return m(src, tgt)[:, :t + 1], m(src, tgt2)[:, :t + 1]
 
     expect_same(run, student, what=f"logits at positions 0..{t} after changing later target tokens")
-    _uses_earlier_tokens(student, seed)
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(1)
@@ -123,7 +126,7 @@ def test_source_padding_invariance(student, seed):
 
     expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
                 valid=(valid, None))
-    _uses_source(student, seed)
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(0.5)
