@@ -57,12 +57,6 @@ def test_pe_is_a_persistent_buffer(student):
 
     ko: pe는 [1, max_len, d_model] persistent buffer입니다: state_dict()에 있고, parameter가 아니며, .double()을 따릅니다
     """
-    def rows(impl):  # the premise: the buffer holds a table that tells positions apart
-        pe = impl.positional_encoding.PositionalEncoding(8, max_len=20).pe
-        return pe[0, 0], pe[0, 1]
-
-    expect_differs(rows, student, what="PositionalEncoding(8, max_len=20).pe: rows 0 and 1 (positions 0 and 1)")
-
     def run(impl):
         m = impl.positional_encoding.PositionalEncoding(8, max_len=20)
         keys = sorted(m.state_dict())
@@ -73,6 +67,12 @@ def test_pe_is_a_persistent_buffer(student):
     expect_equal(run, student, (["pe"], [], "torch.float64", [1, 20, 8]),
                  what="PositionalEncoding(8, max_len=20): (state_dict keys, parameter names, pe.dtype after .double(), "
                       "pe.shape)")
+
+    def rows(impl):  # the premise: the buffer holds a table that tells positions apart
+        pe = impl.positional_encoding.PositionalEncoding(8, max_len=20).pe
+        return pe[0, 0], pe[0, 1]
+
+    expect_differs(rows, student, what="PositionalEncoding(8, max_len=20).pe: rows 0 and 1 (positions 0 and 1)")
 
 
 @pytest.mark.points(0.5)
