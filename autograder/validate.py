@@ -8,7 +8,11 @@ Three kinds of check, each a full grading run through :func:`autograder.run.grad
 * every catalog mutant (:func:`autograder.mistakes.catalog.all_mutants`) is graded as a submission, a copy
   of ``solutions/`` with ``solutions/<m.target>.py`` replaced by ``m.source()``, on its own
   exercise only; it must lose points there, and a failing test must name it
-  (``extra_data["mistake"] == m.id``).
+  (``extra_data["mistake"] == m.id``);
+* every degenerate implementation (:mod:`autograder.mistakes.degenerate`: a constant, zeros, the
+  identity, a model that ignores its context, uniform attention...) is graded the same way on its
+  own exercise and may earn at most :data:`~autograder.mistakes.degenerate.MAX_SHARE` (20 %) of
+  the points that ran there: with the training tests left out, of the non-training points.
 
 A mutant is first graded without the training tests (fast); only when that does not catch it
 (and training is allowed) is it graded again with them. A patch that no longer applies to the
@@ -26,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from autograder import exercises, paths
-from autograder.mistakes import catalog
+from autograder.mistakes import catalog, degenerate
 from autograder.results.model import Results, as_results
 from autograder.run import grading
 
@@ -35,9 +39,9 @@ from autograder.run import grading
 class CheckResult:
     """The outcome of one validation check.
 
-    ``kind`` is ``reference``, ``stubs`` or ``mutant``; ``label`` the mutant id (or the kind);
-    ``score``/``max_score`` the points on the graded exercises (for a mutant: on its own
-    exercise); ``detail`` says why a check failed (empty when it passed); ``seconds`` its wall time.
+    ``kind`` is ``reference``, ``stubs``, ``mutant`` or ``degenerate``; ``label`` the mutant's or
+    degenerate implementation's id (or the kind); ``score``/``max_score`` the points on the graded
+    exercises (for a mutant or a degenerate implementation: on its own exercise); ``detail`` says why a check failed (empty when it passed); ``seconds`` its wall time.
     """
 
     kind: str
@@ -127,17 +131,50 @@ def check_mutant(mutant: catalog.Mutant, *, training: bool, seed: int) -> CheckR
     return CheckResult("mutant", mutant.id, mutant.exercise, ok, score, max_score, detail, time.monotonic() - t0)
 
 
+def write_degenerate(entry: degenerate.Degenerate, dest: Path) -> None:
+    """Fill ``dest`` with the reference modules, ``<entry.target>.py`` replaced by the degenerate one."""
+    for path in sorted(paths.solutions_dir().glob("*.py")):
+        shutil.copyfile(path, dest / path.name)
+    (dest / f"{entry.target}.py").write_text(entry.source(), encoding="utf-8")
+
+
+def check_degenerate(entry: degenerate.Degenerate, *, training: bool, seed: int) -> CheckResult:
+    """Grade one degenerate implementation on its own exercise; it may earn at most
+    :data:`degenerate.MAX_SHARE` of the points that ran (without training: the non-training ones)."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tkit-degenerate-") as tmp:
+        write_degenerate(entry, Path(tmp))
+        results = grading.grade_folder(Path(tmp), names=[entry.exercise], seed=seed, training=training)
+    score, max_score = exercise_score(results, entry.exercise)
+    share = score / max_score if max_score else 0.0
+    ok = max_score > 0 and share <= degenerate.MAX_SHARE + 1e-9
+    over = "" if training else " of the non-training points"
+    if max_score == 0:
+        detail = f"no tests of {entry.exercise} ran"
+    elif ok:
+        detail = f"{share:.0%}{over} ({entry.what})"
+    else:
+        passed = [t.name for t in results.tests if t.exercise == entry.exercise and t.score > 0]
+        detail = (f"earns {share:.0%}{over}, more than {degenerate.MAX_SHARE:.0%} ({entry.what}); "
+                  f"tests that pay: {'; '.join(passed)}")
+    return CheckResult("degenerate", entry.id, entry.exercise, ok, score, max_score, detail,
+                       time.monotonic() - t0)
+
+
 def _run_job(job: tuple) -> CheckResult:
     kind, arg, training, seed = job
     if kind == "reference":
         return check_reference(arg, training=training, seed=seed)
     if kind == "stubs":
         return check_stubs(arg, training=training, seed=seed)
+    if kind == "degenerate":
+        return check_degenerate(degenerate.by_id(arg), training=training, seed=seed)
     return check_mutant(catalog.by_id(arg), training=training, seed=seed)
 
 
 def plan(names: Iterable[str] | None = None, *, training: bool = True, seed: int = 0) -> list[tuple]:
-    """The checks to run: reference, stubs, then each mutant of the selected exercises.
+    """The checks to run: reference, stubs, then each mutant and each degenerate implementation of
+    the selected exercises.
 
     Raises:
         ValueError: an unknown exercise name, or no ``solutions/`` in this edition.
@@ -149,6 +186,7 @@ def plan(names: Iterable[str] | None = None, *, training: bool = True, seed: int
         raise ValueError("tkit validate needs the reference solutions (solutions/), which this edition lacks")
     jobs = [("reference", selected, training, seed), ("stubs", selected, training, seed)]
     jobs += [("mutant", m.id, training, seed) for m in catalog.for_exercises(selected)]
+    jobs += [("degenerate", d.id, training, seed) for d in degenerate.for_exercises(selected)]
     return jobs
 
 

@@ -21,6 +21,9 @@ Each returns the student's output.
   equal ``rule(output)`` (``lambda got: (got[0], got[0][:, perm])``);
 - ``expect_same(run, student, *, what)``: ``run`` returns ``(before, after)``, which must agree;
 - ``expect_property(run, student, verify)``: ``verify(output)`` raises ``Mismatch`` itself;
+- ``expect_differs(run, student, *, what)``: ``run`` returns ``(before, after)``, which must differ:
+  the premise of a property test (the code uses the input the property is about), so that code
+  which ignores its context does not pass causality or padding invariance vacuously;
 - ``expect_raises(call, "ValueError", *, what, names, values)``: a contract error;
 - ``compare(got, expected, *, what)`` and ``Mismatch``: a plain comparison, naming nothing;
   ``naming_mistakes(run, got)``: the block's ``Mismatch`` names the mistake (a check of one's own).
@@ -67,18 +70,19 @@ from typing import TYPE_CHECKING
 from autograder.i18n import _
 from autograder.i18n import authored as say
 
-__all__ = ["Mismatch", "_", "compare", "expect_consistent", "expect_equal", "expect_property", "expect_raises",
+__all__ = ["Mismatch", "_", "compare", "expect_consistent", "expect_differs", "expect_equal", "expect_property",
+           "expect_raises",
            "expect_reference", "expect_same", "naming_mistakes", "once", "say"]
 
 # The names imported on first use (their modules import torch), and where each comes from.
 _EXPECTATIONS, _COMPARISON = "autograder.checks.expectations", "autograder.mistakes.comparison"
 _LAZY = {"expect_reference": _EXPECTATIONS, "expect_equal": _EXPECTATIONS, "expect_consistent": _EXPECTATIONS,
-         "expect_same": _EXPECTATIONS, "expect_property": _EXPECTATIONS, "expect_raises": _EXPECTATIONS,
+         "expect_same": _EXPECTATIONS, "expect_differs": _EXPECTATIONS, "expect_property": _EXPECTATIONS, "expect_raises": _EXPECTATIONS,
          "naming_mistakes": _EXPECTATIONS, "Mismatch": _COMPARISON, "compare": _COMPARISON,
          "once": "autograder.memo"}
 
 if TYPE_CHECKING:  # what __getattr__ imports, for readers of imports (type checkers, release.py)
-    from autograder.checks.expectations import (expect_consistent, expect_equal, expect_property,
+    from autograder.checks.expectations import (expect_consistent, expect_differs, expect_equal, expect_property,
                                                 expect_raises, expect_reference, expect_same,
                                                 naming_mistakes)
     from autograder.memo import once

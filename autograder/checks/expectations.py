@@ -26,6 +26,8 @@ import math
 import re
 from typing import Any, Callable, Iterator
 
+import torch
+
 from autograder import exercises, memo
 from autograder.mistakes import diagnosis, hybrid, matching
 from autograder.mistakes import implementations
@@ -279,6 +281,43 @@ def expect_same(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, at
 
     return expect_property(run, student, verify, atol=atol, rtol=rtol,
                            valid=(valid, valid) if valid is not None else None)
+
+
+def _leaves(value: Any) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _agree(before: Any, after: Any, atol: float) -> bool:
+    """True when every leaf of ``before`` equals the one of ``after`` (tensors within ``atol``)."""
+    a, b = _leaves(before), _leaves(after)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.is_complex() or y.is_complex():
+                return False
+            if not torch.allclose(x.detach().double(), y.detach().double(), atol=atol, rtol=0):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def expect_differs(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, atol: float = 1e-4) -> tuple[Any, Any]:
+    """The premise of a property test: ``run(impl) -> (before, after)``, two outputs of the
+    submission that must *differ* somewhere by more than ``atol`` (e.g. the logits at the last
+    position before and after an *earlier* token changes). Without it, code that ignores its
+    context (the keys, the earlier tokens, the source) satisfies causality, padding invariance or
+    a batch swap vacuously; a property test calls this first so that it pays only where the code
+    uses what the property is about. Returns ``(before, after)``."""
+    def verify(got):
+        if _agree(got[0], got[1], atol):
+            raise Mismatch(_("{what}: nothing changed. The property this test checks holds only vacuously "
+                             "for code that ignores this input, so it earns no points").format(what=what))
+
+    return expect_property(run, student, verify, atol=atol)
 
 
 def expect_raises(call: Callable[[], Any], error: str | tuple[str, ...] = "ValueError", *, what: str,

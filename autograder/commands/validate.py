@@ -1,4 +1,5 @@
-"""``tkit validate``: reference 100/100, stubs 0, every catalog mutant caught and named."""
+"""``tkit validate``: reference 100/100, stubs 0, every catalog mutant caught and named, every
+degenerate implementation at most 20 % of its exercise."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from autograder.commands.options import exercise_option, lang_option, seed_optio
 def command(names, no_training, seed, jobs, lang):
     """Grade the reference (must get every point), the untouched stubs (must get 0) and every
     known mistake of the catalog (each must lose points on its own exercise and be named as
-    itself). Prints a table; exits 1 when any check fails."""
+    itself), and the degenerate implementations (a constant, zeros, the identity, a model that
+    ignores its context, uniform attention...: each may earn at most 20 % of its exercise; with
+    --no-training, of its non-training points). Prints a table; exits 1 when any check fails."""
     from rich.console import Console
     from rich.table import Table
 
@@ -28,11 +31,14 @@ def command(names, no_training, seed, jobs, lang):
 
     seed = seed if seed is not None else secrets.randbelow(2**31)
     console = Console()
-    console.print(f"tkit validate: seed {seed}, training tests {'off' if no_training else 'on'}, {jobs} job(s)")
+    training = ("off (degenerate implementations: share of the non-training points)" if no_training else "on")
+    console.print(f"tkit validate: seed {seed}, training tests {training}, {jobs} job(s)")
 
     def progress(result):
         mark = "[green]ok[/]" if result.ok else "[red]FAIL[/]"
-        console.print(f"  {mark} {result.label} ({result.seconds:.1f} s)")
+        share = (f", {result.score:g}/{result.max_score:g} = {result.score / result.max_score:.0%}"
+                 if result.kind == "degenerate" and result.max_score else "")
+        console.print(f"  {mark} {result.label}{share} ({result.seconds:.1f} s)")
 
     try:
         results = validate.validate(names or None, training=not no_training, seed=seed, jobs=jobs,

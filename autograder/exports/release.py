@@ -16,8 +16,8 @@ The edition holds what a student needs to do the exercises and self-check them:
   made from the stubs and the contract by :mod:`autograder.exports.notebook_edition`, each ending in a
   self-check cell (:mod:`autograder.notebook`).
 
-It never holds solution code, hidden suites or the mistake catalog (:data:`INSTRUCTOR_ONLY`):
-:func:`reference_material` scans a written edition for them, and :func:`build_edition` refuses
+It never holds solution code, hidden suites, the mistake catalog or the degenerate implementations
+(:data:`INSTRUCTOR_ONLY`): :func:`reference_material` scans a written edition for them, and :func:`build_edition` refuses
 to finish when the scan finds anything.
 """
 
@@ -39,7 +39,8 @@ STUDENT_COMMANDS = ("check", "list", "data", "doctor")
 ENGINE_ROOTS = ("autograder.cli", "autograder.run.plugin", "autograder.intake.notebooks", "autograder.mistakes.implementations",
                 "autograder.notebook")
 # Paths (relative to the kit root) that are reference-only and never shipped.
-INSTRUCTOR_ONLY = ("solutions", "autograder/mistakes/catalog", "autograder/suites/hidden")
+INSTRUCTOR_ONLY = ("solutions", "autograder/mistakes/catalog", "autograder/mistakes/degenerate.py",
+                   "autograder/suites/hidden")
 # Runtime dependencies that only instructor commands import (``tkit similarity``): not in the
 # edition's pyproject.toml (tests/test_exports_release.py checks that no shipped module imports them).
 INSTRUCTOR_DEPENDENCIES = ("copydetect",)

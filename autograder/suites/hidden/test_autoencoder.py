@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import training
-from autograder.checks import Mismatch, expect_equal
+from autograder.checks import Mismatch, expect_differs, expect_equal
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -30,6 +30,16 @@ def test_latent_dim_respected(student, rng):
         z = m.encode(images)
         return tuple(z.shape), tuple(m.decode(z).shape)
 
+    codes = torch.randn(2, latent_dim, generator=rng)
+
+    def two_codes(impl):  # the premise: decode(z) depends on z (a constant image has every shape right)
+        m = impl.autoencoder.ConvAutoEncoder(latent_dim)
+        m.eval()
+        out = m.decode(codes)
+        return out[0], out[1]
+
+    expect_differs(two_codes, student, what=f"ConvAutoEncoder({latent_dim}).decode(z) for two different codes z",
+                   atol=1e-6)
     expect_equal(run, student, ((batch, latent_dim), (batch, 1, 28, 28)),
                  what=f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)")
 

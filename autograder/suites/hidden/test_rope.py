@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs
-from autograder.checks import expect_reference
+from autograder.checks import expect_differs, expect_reference
 
 pytestmark = pytest.mark.exercise("rope")
 
@@ -59,3 +59,8 @@ def test_one_position_and_random_angles(student, rng):
         return impl.rope.apply_rope(x), impl.rope.rope_angles(head_dim, max_len)
 
     expect_reference(run, student, what=f"apply_rope(x[1, 1, 1, {head_dim}]) and rope_angles({head_dim}, {max_len})")
+
+    def moved(impl):  # the premise: code that rotates nothing leaves position 0 alone vacuously
+        return x, impl.rope.apply_rope(x, torch.tensor([1]))
+
+    expect_differs(moved, student, what=f"x[1, 1, 1, {head_dim}] and apply_rope(x, positions=[1])")

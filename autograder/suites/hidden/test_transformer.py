@@ -4,9 +4,10 @@ different steps, compared with the reference solution (weights drawn from the te
 loaded into both). The training test is test_transformer__training.py."""
 
 import pytest
+import torch
 
 from autograder.checks import inputs, oracles, seq2seq, weights
-from autograder.checks import expect_reference, once
+from autograder.checks import expect_differs, expect_reference, once
 
 pytestmark = pytest.mark.exercise("transformer")
 
@@ -80,3 +81,12 @@ def test_greedy_decode(student, reference, rng):
         return m.greedy_decode(src, BOS, eos, steps), m.greedy_decode(src[:1], BOS, eos, steps)
 
     expect_reference(run, student, what=f"greedy_decode(src[{b}, {s}], bos_id={BOS}, eos_id={eos}, max_len={steps})")
+    changed = src.clone()
+    changed[:, 0] = src[:, 0] % (dims["W"] - 1) + 1  # every row's first source token is valid
+
+    def uses_source(impl):  # the premise: random weights may decode the same tokens from any source
+        m = _loaded(impl, hyper, state)
+        start = torch.full((b, 1), BOS, dtype=torch.long)
+        return m(src, start)[:, -1], m(changed, start)[:, -1]
+
+    expect_differs(uses_source, student, what="logits of the first step after changing the first source token")

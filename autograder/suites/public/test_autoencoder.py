@@ -9,13 +9,33 @@ import pytest
 import torch
 
 from autograder.checks import training, training_loop
-from autograder.checks import Mismatch, expect_equal
+from autograder.checks import Mismatch, expect_differs, expect_equal
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
 GEN = torch.Generator().manual_seed(11)
 IMAGES = torch.rand(3, 1, 28, 28, generator=GEN)
 CODES = torch.randn(3, 8, generator=GEN) * 10
+
+
+def _decode_uses_z(student, latent_dim=8):
+    """The premise of every test below: decode(z) depends on z and forward(x) on x (a decoder that
+    returns a constant image has every shape and range right)."""
+    def codes(impl):
+        m = impl.autoencoder.ConvAutoEncoder(latent_dim)
+        m.eval()
+        out = m.decode(torch.randn(2, latent_dim, generator=torch.Generator().manual_seed(12)))
+        return out[0], out[1]
+
+    def images(impl):
+        m = impl.autoencoder.ConvAutoEncoder(latent_dim)
+        m.eval()
+        out = m(IMAGES[:2])
+        return out[0], out[1]
+
+    expect_differs(codes, student, what=f"ConvAutoEncoder({latent_dim}).decode(z) for two different codes z",
+                   atol=1e-6)
+    expect_differs(images, student, what=f"ConvAutoEncoder({latent_dim})(x) for two different images x", atol=1e-6)
 
 
 @pytest.mark.points(1.5)
@@ -38,6 +58,7 @@ def test_shapes(student):
         expect_equal(code_shape, student, (3, latent_dim), what=f"ConvAutoEncoder({latent_dim}).encode(x).shape")
         expect_equal(image_shapes, student, ((3, 1, 28, 28), (3, 1, 28, 28)),
                      what=f"ConvAutoEncoder({latent_dim}): (decode(z).shape, forward(x).shape)")
+    _decode_uses_z(student)
 
 
 @pytest.mark.points(0.5)
@@ -59,6 +80,7 @@ def test_forward_is_decode_of_encode(student):
              "autoencoder_skip_path": lambda: (seen["de"] + IMAGES).clamp(0, 1) - seen["de"]}
     expect_equal(run, student, torch.zeros(3, 1, 28, 28), what="ConvAutoEncoder(8): forward(x) - decode(encode(x))",
                  atol=1e-6, rtol=0, known_mistakes=known)
+    _decode_uses_z(student)
 
 
 @pytest.mark.points(1)
@@ -75,6 +97,7 @@ def test_outputs_are_pixels(student):
 
     expect_equal(run, student, torch.tensor(True),
                  what="ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]")
+    _decode_uses_z(student)
 
 
 def fail_unless_trained(run, bar: float) -> None:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks import expect_equal, expect_raises, expect_same
+from autograder.checks import expect_differs, expect_equal, expect_raises, expect_same
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -20,7 +20,50 @@ def _module(impl, dropout=0.0):
     return weights.loaded(impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS, dropout=dropout), STATE)
 
 
-@pytest.mark.points(1)
+def _keys_matter(student):
+    """The premise of the property tests: changing one valid key (not its value) changes the output
+    (attention that ignores the keys, e.g. uniform weights, swaps and masks vacuously)."""
+    changed = X.clone()
+    changed[:, 1] += 1.0
+
+    def run(impl):
+        m = _module(impl)
+        return m(X, X, X, key_padding_mask=KPM)[0], m(X, changed, X, key_padding_mask=KPM)[0]
+
+    expect_differs(run, student, what="MultiHeadAttention(12, 3)(x, key, x) output after changing key 1")
+
+
+def _earlier_tokens_matter(student):
+    """The premise of the causality test: with the causal mask, the output at position 2 changes when
+    token 0 changes."""
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    changed = X.clone()
+    changed[:, 0] += 1.0
+
+    def run(impl):
+        m = _module(impl)
+        return m(X, X, X, attn_mask=causal)[0][:, 2], m(changed, changed, changed, attn_mask=causal)[0][:, 2]
+
+    expect_differs(run, student, what="causal self-attention output at position 2 after changing token 0")
+
+
+def _projections_used(student):
+    """The premise of the projection-names test: each of q_proj, k_proj, v_proj and out_proj reaches
+    the output (a module can hold the four layers and use only some)."""
+    for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+        state = dict(STATE)
+        state[f"{name}.weight"] = STATE[f"{name}.weight"].flip(0)
+
+        def run(impl, state=state):
+            m = impl.multi_head_attention.MultiHeadAttention
+            return (weights.loaded(m(D_MODEL, HEADS), STATE)(X, MEMORY, MEMORY)[0],
+                    weights.loaded(m(D_MODEL, HEADS), state)(X, MEMORY, MEMORY)[0])
+
+        expect_differs(run, student, what=f"MultiHeadAttention(12, 3)(x, memory, memory) after changing "
+                                          f"{name}.weight")
+
+
+@pytest.mark.points(0.5)
 def test_split_and_merge_heads(student):
     """split_heads gives head h the features h*D/H:(h+1)*D/H as [B, H, S, D/H]; merge_heads undoes it
 
@@ -37,7 +80,7 @@ def test_split_and_merge_heads(student):
                  known_mistakes=mistaken.split_merge(X[..., :6], 3, y))
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(2)
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
 
@@ -82,6 +125,7 @@ def test_swapping_two_examples_swaps_their_outputs(student):
 
     expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
                                    "batch with examples 0 and 1 swapped, against the swapped outputs")
+    _keys_matter(student)
 
 
 @pytest.mark.points(0.5)
@@ -98,6 +142,7 @@ def test_named_projections(student):
     expect_equal(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
                  what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
                  known_mistakes=mistaken.fused_projections(D_MODEL))
+    _projections_used(student)
 
 
 @pytest.mark.points(0.5)
@@ -113,6 +158,7 @@ def test_padded_keys_do_not_matter(student):
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, X + noise, X + noise, key_padding_mask=KPM)[0]
 
     expect_same(run, student, what="output with padded keys/values changed")
+    _keys_matter(student)
 
 
 @pytest.mark.points(0.5)
@@ -130,6 +176,7 @@ def test_causal_mask_hides_the_future(student):
         return m(X, X, X, attn_mask=causal)[0][:, :3], m(changed, changed, changed, attn_mask=causal)[0][:, :3]
 
     expect_same(run, student, what="outputs 0..2 with tokens 3.. changed")
+    _earlier_tokens_matter(student)
 
 
 @pytest.mark.points(0.5)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks import expect_equal, expect_raises
+from autograder.checks import expect_differs, expect_equal, expect_raises
 
 pytestmark = pytest.mark.exercise("positional_encoding")
 
@@ -67,6 +67,12 @@ def test_pe_is_a_persistent_buffer(student):
     expect_equal(run, student, (["pe"], [], "torch.float64", [1, 20, 8]),
                  what="PositionalEncoding(8, max_len=20): (state_dict keys, parameter names, pe.dtype after .double(), "
                       "pe.shape)")
+
+    def rows(impl):  # the premise: the buffer holds a table that tells positions apart
+        pe = impl.positional_encoding.PositionalEncoding(8, max_len=20).pe
+        return pe[0, 0], pe[0, 1]
+
+    expect_differs(rows, student, what="PositionalEncoding(8, max_len=20).pe: rows 0 and 1 (positions 0 and 1)")
 
 
 @pytest.mark.points(0.5)

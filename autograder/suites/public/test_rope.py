@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks import expect_consistent, expect_equal, expect_raises
+from autograder.checks import expect_consistent, expect_differs, expect_equal, expect_raises
 
 pytestmark = pytest.mark.exercise("rope")
 
@@ -53,6 +53,12 @@ def test_norms_kept_and_scores_relative(student):
 
     expect_consistent(run, student, lambda got: (q.norm(dim=-1), got[2], got[2]),
                       what="(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)", atol=1e-4)
+
+    def rotated(impl):  # the premise: the rotation changes q·k (code that rotates nothing is trivially relative)
+        rope = impl.rope.apply_rope
+        return (q * k).sum(), (rope(q, torch.tensor([4])) * rope(k, torch.tensor([0]))).sum()
+
+    expect_differs(rotated, student, what="q·k before and after rotating q to position 4 (k at 0)")
 
 
 @pytest.mark.points(0.5)

@@ -1,7 +1,10 @@
 """Public tests of exercise 9 (transformer.py) without training: shapes, the masks that encode,
 decode and forward build themselves (causal leakage, padding invariance), eval determinism, and
 greedy decoding (BOS first, EOS stops a row, finished rows padded, the max_len bound, ValueError,
-train/eval mode untouched). The training test is in the hidden suite.
+train/eval mode untouched). The training test is in the hidden suite. A model whose logits ignore
+the source or the earlier tokens passes those properties vacuously, so each property test also
+checks that the logits at the last position change with a source token and with an earlier target
+token (``_uses_context``).
 
 Small model: vocabularies 13 (source) and 11 (target), d_model=16, 2 heads, one layer each side,
 d_ff=24, max_len=12, pad_id=0, BOS=1, EOS=2.
@@ -11,7 +14,8 @@ import pytest
 import torch
 
 from autograder.checks import inputs, seq2seq
-from autograder.checks import Mismatch, _, compare, expect_equal, expect_property, expect_raises, expect_same
+from autograder.checks import (Mismatch, _, compare, expect_differs, expect_equal, expect_property, expect_raises,
+                               expect_same)
 
 pytestmark = pytest.mark.exercise("transformer")
 
@@ -33,6 +37,45 @@ def _data(seed):
     tgt = inputs.padded_token_ids(gen, [T] * B, T, V_TGT, PAD)
     tgt[:, 0] = BOS
     return gen, src, tgt
+
+
+def _uses_source(student, seed):
+    """The logits at the last target position change when a valid source token changes (every
+    row's first source token is valid)."""
+    _, src, tgt = _data(seed)
+    changed = src.clone()
+    changed[:, 0] = src[:, 0] % (V_SRC - 1) + 1
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        return m(src, tgt)[:, -1], m(changed, tgt)[:, -1]
+
+    expect_differs(run, student, what="logits at the last target position after changing the first source token")
+
+
+def _uses_earlier_tokens(student, seed):
+    """The logits at the last target position change when an earlier target token (position 1)
+    changes."""
+    _, src, tgt = _data(seed)
+    changed = tgt.clone()
+    changed[:, 1] = tgt[:, 1] % (V_TGT - 1) + 1
+
+    def run(impl):
+        m = _model(impl)
+        m.eval()
+        return m(src, tgt)[:, -1], m(src, changed)[:, -1]
+
+    expect_differs(run, student, what="logits at the last target position after changing the target token at "
+                                      "position 1")
+
+
+def _uses_context(student, seed):
+    """The premise of every property test below: the logits depend on the source and on the
+    earlier target tokens (a model that ignores either is causal, padding-invariant and greedy-
+    consistent vacuously, or at best a language model of the target alone)."""
+    _uses_source(student, seed)
+    _uses_earlier_tokens(student, seed)
 
 
 @pytest.mark.points(0.5)
@@ -65,6 +108,7 @@ def test_causal_leakage(student, seed):
         return m(src, tgt)[:, :t + 1], m(src, tgt2)[:, :t + 1]
 
     expect_same(run, student, what=f"logits at positions 0..{t} after changing later target tokens")
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(1)
@@ -82,6 +126,7 @@ def test_source_padding_invariance(student, seed):
 
     expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
                 valid=(valid, None))
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(0.5)
@@ -98,6 +143,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
 
     expect_same(run, student, what="logits on the batch with examples 0 and 1 swapped, against the "
                                    "swapped logits")
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(0.5)
@@ -112,6 +158,7 @@ def test_eval_is_deterministic(student, seed):
         return m(src, tgt), m(src, tgt)
 
     expect_same(run, student, what="Transformer(dropout=0.3).eval() logits, second call")
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(1)
@@ -129,6 +176,7 @@ def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
     expected = torch.full((B, 6), 5, dtype=torch.long)
     expected[:, 0] = BOS
     expect_equal(run, student, expected, what="greedy_decode(src, bos_id=1, eos_id=2, max_len=6)")
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(0.5)
@@ -144,6 +192,7 @@ def test_greedy_stops_when_all_rows_end(student, seed):
         return m.greedy_decode(src, BOS, EOS, 8)
 
     expect_equal(run, student, torch.tensor([[BOS, EOS]] * B), what="greedy_decode(src, bos_id=1, eos_id=2, max_len=8)")
+    _uses_context(student, seed)
 
 
 def _verify_greedy(got, src_len=S):
@@ -177,6 +226,7 @@ def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
         return free, logits, eos, m.greedy_decode(src, BOS, eos, 8)
 
     expect_property(run, student, _verify_greedy)
+    _uses_context(student, seed)
 
 
 @pytest.mark.points(0.5)

@@ -1,0 +1,61 @@
+"""``tkit validate``'s degenerate implementations (:mod:`autograder.mistakes.degenerate`): a constant,
+zeros, the identity, a model that ignores its context, uniform attention, a PE that adds nothing, an
+AutoEncoder that decodes a constant grey image, a Transformer whose logits come from the current
+token alone. Each may earn at most 20 % of its exercise; graded without the training tests, as
+here, of the exercise's non-training points. Reproduce with
+``tkit validate --exercise NAME --no-training --seed 20240``."""
+
+import pytest
+from click.testing import CliRunner
+
+from autograder import exercises, validate
+from autograder.commands.validate import command
+from autograder.mistakes import degenerate
+
+SEED = 20240
+
+
+def test_registry_is_well_formed():
+    ids = [d.id for d in degenerate.all_degenerates()]
+    assert len(ids) == len(set(ids))
+    assert {d.exercise for d in degenerate.all_degenerates()} == set(exercises.NAMES)
+    for entry in degenerate.all_degenerates():
+        assert entry.exercise in exercises.NAMES
+        compile(entry.source(), f"{entry.target}.py", "exec")
+        assert entry.source().startswith(validate.paths.solutions_dir().joinpath(f"{entry.target}.py")
+                                         .read_text(encoding="utf-8").rstrip())
+
+
+def test_plan_runs_the_degenerate_implementations_of_the_selected_exercises():
+    jobs = validate.plan(["transformer"], training=False, seed=SEED)
+    assert ("degenerate", "transformer_current_token_only", False, SEED) in jobs
+    assert all(job[1] in {d.id for d in degenerate.for_exercises(["transformer"])}
+               for job in jobs if job[0] == "degenerate")
+
+
+def test_a_degenerate_that_earns_too_much_fails_the_check():
+    harmless = degenerate.Degenerate("feed_forward_reference", "feed_forward", "the reference itself", "pass")
+    result = validate.check_degenerate(harmless, training=False, seed=SEED)
+    assert not result.ok
+    assert result.kind == "degenerate"
+    assert result.score == result.max_score == exercises.get("feed_forward").points
+    assert result.detail.startswith("earns 100% of the non-training points, more than 20%")
+
+
+def test_validate_prints_each_degenerate_share(monkeypatch):
+    monkeypatch.setattr(validate, "plan", lambda names, training, seed: [
+        ("degenerate", "feed_forward_identity", training, seed)])
+    outcome = CliRunner().invoke(command, ["--exercise", "feed_forward", "--no-training", "--seed", str(SEED)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "feed_forward_identity, 0.75/5 = 15%" in outcome.output
+    assert "share of the non-training points" in " ".join(outcome.output.split())  # rich wraps lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("degenerate_id", [d.id for d in degenerate.all_degenerates()])
+def test_degenerate_earns_at_most_a_fifth(degenerate_id):
+    result = validate.check_degenerate(degenerate.by_id(degenerate_id), training=False, seed=SEED)
+    assert result.max_score > 0
+    assert result.score <= degenerate.MAX_SHARE * result.max_score + 1e-9, (
+        f"{degenerate_id}: {result.score:g}/{result.max_score:g} {result.detail} (seed {SEED})")
+    assert result.ok, result.detail
