@@ -120,3 +120,13 @@ def test_a_graded_hidden_failure_shows_the_public_values(tmp_path):
         assert line in block and "sinusoidal_table(12, 6)" not in text and hidden_line not in text
         example_numbers = set(_numbers(block.split("\n\n")[0] + line))
         assert example_numbers <= set(_numbers(public["output"] + "the table matches the formula"))
+
+
+def test_a_counterexample_shown_once_is_named_again_without_its_line():
+    data = _swapped()
+    second = dict(data["tests"][1], name="positional_encoding: S == max_len and float64 input")
+    data["tests"].append(second)
+    for fmt in ("html", "md"):
+        text = render.render_feedback(data, fmt, lang="en")
+        assert text.count(PUBLIC_LINE) == 2 and text.count("The same mistake on public inputs") == 2
+        assert "12, 6" not in text

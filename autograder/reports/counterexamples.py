@@ -13,6 +13,7 @@ Sound by construction: every character of a counterexample comes from the ``outp
 visible (public) test that is itself shown on the same page; nothing of the hidden test's
 ``output`` is read. Public tests run in their own child before the hidden tests' child exists
 (docs/DESIGN.md, the trust boundary), so the values cannot depend on hidden inputs either.
+A counterexample already shown for an earlier hidden test is named again without its line.
 A hidden mistake that no public test of the grading named gets no counterexample (the hidden
 test looks as before).
 """
@@ -67,3 +68,15 @@ def for_test(test: TestResult, examples: dict[str, list[TestResult]]) -> dict | 
     same = [t for t in found if t.exercise == test.exercise]
     public = (same or found)[0]
     return {"test": short_name(public), "exercise": public.exercise or "?", "line": first_line(public)}
+
+
+def mark_repeated(views: list[dict]) -> None:
+    """Sets each view's ``counterexample_again``: True on a hidden test whose counterexample an
+    earlier view (in report order) already showed; the report then names the public test only."""
+    seen: set[tuple[str, str]] = set()
+    for view in views:
+        example = view.get("counterexample")
+        key = (example["exercise"], example["test"]) if example else None
+        view["counterexample_again"] = key in seen
+        if key:
+            seen.add(key)

@@ -200,8 +200,10 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         })
     grouped = {g["name"] for g in groups}
     _mark_repeated_mistakes([v for g in groups for v in g["open"]])
+    counterexamples.mark_repeated([v for g in groups for v in g["open"]])
     for view in views:
         view.setdefault("mistake_again", False)
+        view.setdefault("counterexample_again", False)
     max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
     figures = dict(results.figures or {})
     for test in results.tests:   # figures attached by visible tests only
