@@ -11,7 +11,7 @@ a component's mistake links to that component's public test) in report order.
 
 Sound by construction: every character of a counterexample comes from the ``output`` of a
 visible (public) test that is itself shown on the same page; nothing of the hidden test's
-``output`` is read. Public tests run in their own child before the hidden tests' child exists
+``output`` is read. Public tests run in their own child, which never receives a hidden input
 (docs/DESIGN.md, the trust boundary), so the values cannot depend on hidden inputs either.
 A counterexample already shown for an earlier hidden test is named again without its line.
 A hidden mistake that no public test of the grading named gets no counterexample (the hidden
