@@ -1,6 +1,7 @@
 """What a person reads: feedback, the class summary, the terminal and pictures.
 
 - :mod:`.render`: per-student feedback (HTML, Markdown) and ``summary.html`` with jinja2;
+- :mod:`.counterexamples`: a hidden failure's named mistake shown on a public test's inputs;
 - :mod:`.roster`: the class roster table of ``summary.html``;
 - :mod:`.console`: the terminal tables of ``tkit check`` (rich);
 - :mod:`.pictures`: the pictures of the reports, drawn from a grading run's data.

@@ -13,7 +13,9 @@ Student-chosen text (ids, error messages naming their files, printed output) is 
 characters are shown as escapes (:func:`autograder.intake.untrusted.shown`), HTML is autoescaped and
 ``feedback.md`` escapes Markdown (the ``md`` filter) or fences output.
 Hidden tests (visibility ``after_published``) appear by name, status, points and a hint only:
-never their output, source or expected values. Text is translated through
+never their output, source or expected values; a hidden failure whose named mistake a public test
+of the same grading also found shows that public test's values beside it
+(:mod:`autograder.reports.counterexamples`). Text is translated through
 :mod:`autograder.i18n` (jinja2's i18n extension with the kit's gettext catalog).
 """
 
@@ -33,6 +35,7 @@ from autograder.intake.textfiles import write_text_atomic
 from autograder.intake.untrusted import markdown, shown
 from autograder.reports import pictures as pics  # ``pictures`` is an argument of the renderers
 from autograder.reports import causes as shared_causes
+from autograder.reports import counterexamples
 from autograder.reports import roster
 from autograder.results import not_graded
 from autograder.results.model import Results, TestResult, as_results
@@ -136,14 +139,14 @@ def test_view(test: TestResult) -> dict:
     if not_graded.reason(test):   # the grader could not judge it: neither passed nor failed
         return {"name": name, "exercise": exercise, "status": "not graded", "passed": False, "not_graded": True,
                 "score": 0.0, "max_score": test.max_score, "hidden": hidden, "mistake": None,
-                "components": [], "output": "", "hint": not_graded.message()}
+                "components": [], "output": "", "hint": not_graded.message(), "counterexample": None}
     mistake = _mistake(test.mistake, "" if hidden else test.output or "") if not test.passed else None
     view = {
         "name": name, "exercise": exercise, "status": test.status,
         "passed": test.passed, "score": test.score,
         "max_score": test.max_score, "hidden": hidden, "mistake": mistake,
         "components": list(test.failing_components or []), "output": "", "hint": "",
-        "not_graded": False,
+        "not_graded": False, "counterexample": None,
     }
     if view["passed"]:
         view["output"] = "" if hidden else shown(test.output or "", one_line=False)
@@ -167,6 +170,9 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
                 raise ReportError(f"results lack {key!r}: not a results.json of the kit")
     results = as_results(results)
     views = [test_view(t) for t in results.tests]
+    examples = counterexamples.public_examples(results.tests)
+    for view, test in zip(views, results.tests):   # a hidden failure's mistake, shown on public inputs
+        view["counterexample"] = counterexamples.for_test(test, examples)
     causes, which = shared_causes.of_tests(results.tests)
     cause_views = [{"id": f"cause-{n + 1}", "kind": c["kind"], "hint": shared_causes.hint(c["kind"]),
                     "output": shown(c["output"], one_line=False), "count": c["count"],
@@ -194,8 +200,10 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         })
     grouped = {g["name"] for g in groups}
     _mark_repeated_mistakes([v for g in groups for v in g["open"]])
+    counterexamples.mark_repeated([v for g in groups for v in g["open"]])
     for view in views:
         view.setdefault("mistake_again", False)
+        view.setdefault("counterexample_again", False)
     max_score = float(results.max_score or sum(g["max_score"] for g in groups) or 0.0)
     figures = dict(results.figures or {})
     for test in results.tests:   # figures attached by visible tests only
