@@ -25,12 +25,13 @@ sandbox, so it imports only the standard library and torch.
 
 from __future__ import annotations
 
-import contextlib
 import math
+import operator
 import os
 import sys
 
 import torch
+import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, UNINITIALISED, GraphError, check, constant_numbers,
@@ -195,53 +196,88 @@ def param_specs(model: torch.nn.Module) -> dict:
 # -- running ----------------------------------------------------------------------------------------
 
 
-def _decode(value, env: dict):
-    if isinstance(value, dict):
-        if "@" in value and len(value) == 1:
-            return env[value["@"]]
-        if "#" in value and len(value) == 1:
-            name = str(value["#"])
-            member = getattr(torch, name, None)
-            if not isinstance(member, (torch.memory_format, torch.layout)):
-                raise GraphError(f"unknown enum {name[:40]!r}")
-            return member
-        if "#f" in value and len(value) == 1:
-            return float(value["#f"])
-        return {k: _decode(v, env) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v, env) for v in value]
-    return value
+def _enum(value: dict):
+    name = str(value["#"])
+    member = getattr(torch, name, None)
+    if not isinstance(member, (torch.memory_format, torch.layout)):
+        raise GraphError(f"unknown enum {name[:40]!r}")
+    return member
 
 
-def _bind(names, value, env: dict):
-    if isinstance(names, str):
-        env[names] = value
-    elif isinstance(names, list) and isinstance(value, (list, tuple)):
-        for n, v in zip(names, value):
-            _bind(n, v, env)
+def _no_grad_call(op, args, kwargs):
+    with torch.no_grad():
+        return op(*args, **kwargs)
+
+
+def _zeroed(tensor):
+    with torch.no_grad():
+        return tensor.zero_()
+
+
+def _compile(graph: dict) -> tuple:
+    """``graph`` as a ``torch.fx.GraphModule`` (generated Python calling the recorded ATen
+    overloads in order) and the names of the values it takes, in its argument order."""
+    fx = torch.fx.Graph()
+    values: dict[str, torch.fx.Node] = {}
+    leaves: list[str] = []
+
+    def node_of(name: str) -> torch.fx.Node:
+        if name not in values:  # a parameter, buffer, constant or input: an argument of the module
+            leaves.append(name)
+            values[name] = fx.placeholder(f"a{len(leaves)}")
+        return values[name]
+
+    def convert(value):
+        if isinstance(value, dict):
+            if set(value) == {"@"}:
+                return node_of(str(value["@"]))
+            if set(value) == {"#"}:
+                return _enum(value)
+            if set(value) == {"#f"}:
+                return float(value["#f"])
+            return {k: convert(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [convert(v) for v in value]
+        return value
+
+    def bind(names, out):
+        if isinstance(names, str):
+            values[names] = out
+        elif isinstance(names, list):
+            for i, name in enumerate(names):
+                bind(name, fx.call_function(operator.getitem, (out, i)))
+
+    for name in graph["inputs"]:
+        node_of(name)
+    for node in graph["nodes"]:
+        op = resolve(node["op"])
+        args, kwargs = tuple(convert(node["args"])), convert(node["kwargs"])
+        if node.get("ng"):
+            out = fx.call_function(_no_grad_call, (op, args, kwargs))
+        else:
+            out = fx.call_function(op, args, kwargs)
+        if op.overloadpacket.__name__ in UNINITIALISED:
+            out = fx.call_function(_zeroed, (out,))
+        bind(node["out"], out)
+    fx.output(convert(graph["outputs"]))
+    return torch.fx.GraphModule(torch.nn.Module(), fx), leaves
 
 
 def run(graph: dict, env: dict, inputs: list):
     """Evaluate ``graph`` eagerly: ``env`` maps parameter/buffer/constant names to tensors (the
     buffers are updated in place by normalisation operators in training mode); returns the
-    output tensor. Differentiable with respect to the tensors of ``env`` that require grad."""
+    output tensor. Differentiable with respect to the tensors of ``env`` that require grad.
+    The graph is compiled once (:func:`_compile`, kept in ``graph["_fx"]``): the same operators
+    in the same order, without re-reading the node list at every call."""
+    if "_fx" not in graph:
+        graph["_fx"] = _compile(graph)
+    module, leaves = graph["_fx"]
     local = dict(env)
     local.update(graph["constants"])
-    for name, x in zip(graph["inputs"], inputs):
-        local[name] = x
-    ops = graph.setdefault("_ops", [resolve(node["op"]) for node in graph["nodes"]])
-    for op, node in zip(ops, graph["nodes"]):
-        args = _decode(node["args"], local)
-        kwargs = _decode(node["kwargs"], local)
-        with torch.no_grad() if node.get("ng") else contextlib.nullcontext():
-            out = op(*args, **kwargs)
-            if op.overloadpacket.__name__ in UNINITIALISED:
-                with torch.no_grad():
-                    out.zero_()
-        _bind(node["out"], out, local)
-    return _decode(graph["outputs"], local)
+    local.update(zip(graph["inputs"], inputs))
+    return module(*[local[name] for name in leaves])
 
 
 def plain(graph: dict) -> dict:
-    """``graph`` without the kit's cache (what travels on the wire)."""
+    """``graph`` without the kit's caches (what travels on the wire)."""
     return {k: v for k, v in graph.items() if not k.startswith("_")}
