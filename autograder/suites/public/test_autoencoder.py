@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import training, training_loop
-from autograder.checks import Mismatch, expect_equal
+from autograder.checks import Mismatch, expect_equal, say
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -74,7 +74,8 @@ def test_outputs_are_pixels(student):
         return out.isfinite().all() & (out >= 0).all() & (out <= 1).all()
 
     expect_equal(run, student, torch.tensor(True),
-                 what="ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]")
+                 what=say("ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]",
+                          "ConvAutoEncoder(8): decode(10 * randn)와 forward(x)의 모든 값이 [0, 1] 안에 있는지"))
 
 
 def fail_unless_trained(run, bar: float) -> None:

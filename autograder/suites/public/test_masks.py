@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks import expect_equal, expect_raises
+from autograder.checks import expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("masks")
 
@@ -87,7 +87,8 @@ def test_fully_masked_row_gives_zeros(student):
         return impl.masks.masked_softmax(scores, mask)
 
     expect_equal(run, student, formulas.masked_softmax(scores, mask),
-                 what="masked_softmax(scores[3, 4], mask with row 1 fully blocked)",
+                 what=say("masked_softmax(scores[3, 4], mask with row 1 fully blocked)",
+                          "masked_softmax(scores[3, 4], 행 1이 모두 가려진 mask)"),
                  known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
