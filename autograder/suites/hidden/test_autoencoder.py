@@ -8,7 +8,7 @@ and the full-credit bar set from the reference.
 import pytest
 import torch
 
-from autograder.checks import training
+from autograder.checks import training, say
 from autograder.checks import Mismatch, expect_equal
 
 pytestmark = pytest.mark.exercise("autoencoder")
@@ -31,7 +31,8 @@ def test_latent_dim_respected(student, rng):
         return tuple(z.shape), tuple(m.decode(z).shape)
 
     expect_equal(run, student, ((batch, latent_dim), (batch, 1, 28, 28)),
-                 what=f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)")
+                 what=say(f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)",
+                          f"이미지 {batch}장에 대한 ConvAutoEncoder({latent_dim}): (encode(x).shape, decode(z).shape)"))
 
 
 @pytest.mark.training
