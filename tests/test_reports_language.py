@@ -12,6 +12,7 @@ from __future__ import annotations
 import gettext
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,36 @@ def test_the_checker_leaves_out_code_identifiers_and_python_s_own_words():
     assert english_sentences(kit_text(python)) == []
     assert english_sentences(kit_text("ValueError: the mask must be boolean, got float")) == []
     assert english_sentences(kit_text("the student wrote this", students=("the student wrote this",))) == []
+
+
+# -- the catalog and the test names (fast) ------------------------------------------------------
+def test_every_korean_catalog_entry_is_korean():
+    from babel.messages.pofile import read_po
+
+    with open(i18n.LOCALE_DIR / "ko" / "LC_MESSAGES" / "tkit.po", "rb") as f:
+        catalog = read_po(f)
+    wrong = []
+    for message in catalog:
+        if not message.id:
+            continue
+        for text in message.string if isinstance(message.string, tuple) else (message.string,):
+            words = re.sub(r"\{[^}]*\}|%\([^)]*\)[sd]|`[^`]*`", " ", text)   # placeholders and code
+            if not hangul(text) or english_sentences(words):
+                wrong.append(text)
+    assert wrong == []
+
+
+def test_every_test_of_the_suites_has_a_korean_name():
+    import ast
+
+    unnamed = []
+    for path in sorted((REPO / "autograder" / "suites").glob("*/test_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                lines = [line for line in (ast.get_docstring(node) or "").splitlines() if line.strip().startswith("ko:")]
+                if not (lines and hangul(lines[0])):
+                    unnamed.append(f"{path.name}::{node.name}")
+    assert unnamed == []
 
 
 # -- picture words (fast) ------------------------------------------------------------------------
@@ -119,7 +150,7 @@ def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict:
     """``{lang: {"texts": [(name, kind, text)], "students": [...], "grade_output": str}}``."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "NO_COLOR": "1",
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "1000", "NO_COLOR": "1",
            "TKIT_GRADING_SECRET": os.environ.get("TKIT_GRADING_SECRET", "transformer-kit tests: a fixed grading secret")}
     found = {}
     for lang in ("en", "ko"):
@@ -138,7 +169,7 @@ def reports(tmp_path_factory) -> dict:
             for name in ("feedback.md", "feedback.html"):
                 texts.append((f"{folder.name}/{name}", name.rsplit(".", 1)[1], (folder / name).read_text()))
             results = as_results(json.loads((folder / "results.json").read_text()))
-            terminal = Console(record=True, width=200, color_system=None)
+            terminal = Console(record=True, width=1000, color_system=None)
             with i18n.using(lang), terminal.capture() as captured:
                 console.print_results(results, terminal, verbose=True)
             texts.append((f"{folder.name} (terminal)", "console", captured.get()))
