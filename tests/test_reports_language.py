@@ -193,3 +193,12 @@ def test_the_sample_class_reports_are_in_their_language(reports, lang):
 def test_tkit_grade_s_terminal_lines_are_in_the_language(reports):
     assert "채점 중" in reports["ko"]["grade_output"] and "grading" not in reports["ko"]["grade_output"]
     assert not hangul(reports["en"]["grade_output"])
+
+
+def test_drawing_a_picture_leaves_matplotlib_s_settings_alone(monkeypatch):
+    import matplotlib
+
+    monkeypatch.setattr(pictures, "cjk_font", lambda: "DejaVu Sans")
+    before = (matplotlib.rcParams["font.family"], list(matplotlib.rcParams["font.sans-serif"]))
+    assert pictures.draw_loss({"losses": [0.3, 0.2]}, render.picture_labels()).startswith("data:image/png")
+    assert (matplotlib.rcParams["font.family"], list(matplotlib.rcParams["font.sans-serif"])) == before

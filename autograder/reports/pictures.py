@@ -166,9 +166,8 @@ CJK_FONTS = ("Noto Sans CJK KR", "Noto Sans KR", "Noto Sans CJK JP", "Noto Sans 
 
 
 def cjk_font() -> str | None:
-    """The first of :data:`CJK_FONTS` that matplotlib finds on this machine, or None (then Korean
-    words would be drawn as boxes: :func:`autograder.reports.render.picture_labels` keeps the
-    words inside the pictures in English)."""
+    """The first of :data:`CJK_FONTS` matplotlib finds here, or None (Korean would be boxes:
+    :func:`autograder.reports.render.picture_labels` then keeps the pictures' words English)."""
     from matplotlib import font_manager
 
     installed = {font.name for font in font_manager.fontManager.ttflist}
@@ -181,10 +180,17 @@ def _pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    family = cjk_font()   # matplotlib falls back glyph by glyph along the list: Latin from DejaVu Sans
-    matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans", *([family] if family else [])]
-    matplotlib.rcParams["font.family"] = "sans-serif"
     return plt
+
+
+def _fonts():
+    """An ``rc_context`` with DejaVu Sans then :func:`cjk_font` (matplotlib falls back glyph by glyph);
+    a context, so that a notebook kernel rendering a report keeps its own settings."""
+    import matplotlib
+
+    family = cjk_font()
+    return matplotlib.rc_context({"font.family": "sans-serif",
+                                  "font.sans-serif": ["DejaVu Sans", *([family] if family else [])]})
 
 
 def _png_uri(fig) -> str:
@@ -218,11 +224,11 @@ def draw_pe(data: dict, labels: dict) -> str:
     """The student's PE table beside the expected one and their difference (yours - expected,
     so a swap or an off-by-one shows as a pattern; white where they agree). Rows: positions,
     columns: dimensions. FigureDataError when the two tables differ in shape."""
-    return _png_uri(pe_figure(data, labels))
+    with _fonts():
+        return _png_uri(pe_figure(data, labels))
 
 
-def pe_figure(data: dict, labels: dict):
-    """The matplotlib figure of :func:`draw_pe`."""
+def pe_figure(data: dict, labels: dict):   # the figure of draw_pe
     plt = _pyplot()
     got, expected = _matrix(data, "pe_table", "got"), _matrix(data, "pe_table", "expected")
     if got.shape != expected.shape:
@@ -244,11 +250,11 @@ def pe_figure(data: dict, labels: dict):
 def draw_attention(data: dict, figure: str, labels: dict) -> str:
     """Attention weights (query rows, key columns) with the blocked keys hatched: weight on a
     hatched cell means the mask leaked. (Titles go in the report's caption, not the picture.)"""
-    return _png_uri(attention_figure(data, figure, labels))
+    with _fonts():
+        return _png_uri(attention_figure(data, figure, labels))
 
 
-def attention_figure(data: dict, figure: str, labels: dict):
-    """The matplotlib figure of :func:`draw_attention`."""
+def attention_figure(data: dict, figure: str, labels: dict):   # the figure of draw_attention
     plt = _pyplot()
     weights = _matrix(data, figure, "weights")
     blocked = _matrix(data, figure, "blocked").astype(bool)
@@ -294,11 +300,11 @@ def image_grid(rows, padding: int = 2):
 
 def draw_reconstructions(data: dict, labels: dict) -> str:
     """Originals (top row) above the reconstructions (bottom row), one grid (:func:`image_grid`)."""
-    return _png_uri(reconstructions_figure(data, labels))
+    with _fonts():
+        return _png_uri(reconstructions_figure(data, labels))
 
 
-def reconstructions_figure(data: dict, labels: dict):
-    """The matplotlib figure of :func:`draw_reconstructions`."""
+def reconstructions_figure(data: dict, labels: dict):   # the figure of draw_reconstructions
     plt = _pyplot()
     originals = _array(data, "ae_reconstructions", "originals")
     recons = _array(data, "ae_reconstructions", "reconstructions")
@@ -316,7 +322,8 @@ def reconstructions_figure(data: dict, labels: dict):
 
 def draw_loss(data: dict, labels: dict) -> str:
     """The training loss against the epoch (or step), log scale when it spans a decade."""
-    return _png_uri(loss_figure(data, labels))
+    with _fonts():
+        return _png_uri(loss_figure(data, labels))
 
 
 def loss_figure(data: dict, labels: dict):
@@ -372,11 +379,11 @@ def render(figures: dict, labels: dict) -> list[dict]:
 def draw_histogram(scores: list[float], max_score: float, labels: dict | None = None) -> str:
     """The class's score distribution: a histogram of total scores in bins of 5% of
     ``max_score`` (students per bin); ``labels["score"]``, ``labels["students"]`` name the axes."""
-    return _png_uri(histogram_figure(scores, max_score, labels))
+    with _fonts():
+        return _png_uri(histogram_figure(scores, max_score, labels))
 
 
-def histogram_figure(scores: list[float], max_score: float, labels: dict | None = None):
-    """The matplotlib figure of :func:`draw_histogram`."""
+def histogram_figure(scores: list[float], max_score: float, labels: dict | None = None):   # of draw_histogram
     labels = labels or {"score": "score", "students": "students"}
     plt = _pyplot()
     top = max_score or max(scores, default=1.0) or 1.0
