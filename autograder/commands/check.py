@@ -48,7 +48,7 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     except submission.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
     for note in results.warnings or []:
-        click.echo(f"warning: {note}")
+        click.echo(i18n._("warning: {note}").format(note=note))
     print_results(results, verbose=verbose)
     if html_path:
         from autograder.reports import render

@@ -25,10 +25,11 @@ def require_training_data(names) -> None:
     if "test" in mnist.available_splits():
         return
     searched = ", ".join(str(d) for d in mnist.search_dirs())
-    raise click.ClickException(
-        f"MNIST is missing (searched: {searched}), so the AutoEncoder's training tests cannot be graded. "
-        f"Run `{mnist.DOWNLOAD_HINT}` (or `tkit data mnist --data-dir DIR` to check a copy), then grade "
-        f"with --data-dir DIR or TKIT_DATA_DIR=DIR; or leave the AutoEncoder out with --exercise.")
+    raise click.ClickException(_(
+        "MNIST is missing (searched: {searched}), so the AutoEncoder's training tests cannot be graded. "
+        "Run `{download}` (or `tkit data mnist --data-dir DIR` to check a copy), then grade "
+        "with --data-dir DIR or TKIT_DATA_DIR=DIR; or leave the AutoEncoder out with --exercise.").format(
+            searched=searched, download=mnist.DOWNLOAD_HINT))
 
 
 @click.command(name="grade")
@@ -131,4 +132,5 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
 
         run_report(all_todo, out_dir, names=names or None, workers=workers, gradebook=records.book.path)
     if todo and len(failures) == len(todo):
-        raise click.ClickException(f"none of the {len(todo)} submission(s) could be graded (see the errors above)")
+        raise click.ClickException(_("none of the {n} submission(s) could be graded (see the errors above)").format(
+            n=len(todo)))

@@ -159,6 +159,21 @@ def _describe(value) -> str:
 
 
 # -- drawing ---------------------------------------------------------------------------------
+# fonts covering Korean that matplotlib may find (the HTML reports name the same in their stack)
+CJK_FONTS = ("Noto Sans CJK KR", "Noto Sans KR", "Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC",
+             "Source Han Sans KR", "Source Han Sans K", "NanumGothic", "NanumBarunGothic", "Apple SD Gothic Neo",
+             "AppleGothic", "Malgun Gothic", "UnDotum", "Baekmuk Gulim", "WenQuanYi Zen Hei", "Droid Sans Fallback")
+
+
+def cjk_font() -> str | None:
+    """The first of :data:`CJK_FONTS` matplotlib finds here, or None (Korean would be boxes:
+    :func:`autograder.reports.render.picture_labels` then keeps the pictures' words English)."""
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
 def _pyplot():
     import matplotlib
 
@@ -166,6 +181,16 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _fonts():
+    """An ``rc_context`` with DejaVu Sans then :func:`cjk_font` (matplotlib falls back glyph by glyph);
+    a context, so that a notebook kernel rendering a report keeps its own settings."""
+    import matplotlib
+
+    family = cjk_font()
+    return matplotlib.rc_context({"font.family": "sans-serif",
+                                  "font.sans-serif": ["DejaVu Sans", *([family] if family else [])]})
 
 
 def _png_uri(fig) -> str:
@@ -199,6 +224,11 @@ def draw_pe(data: dict, labels: dict) -> str:
     """The student's PE table beside the expected one and their difference (yours - expected,
     so a swap or an off-by-one shows as a pattern; white where they agree). Rows: positions,
     columns: dimensions. FigureDataError when the two tables differ in shape."""
+    with _fonts():
+        return _png_uri(pe_figure(data, labels))
+
+
+def pe_figure(data: dict, labels: dict):   # the figure of draw_pe
     plt = _pyplot()
     got, expected = _matrix(data, "pe_table", "got"), _matrix(data, "pe_table", "expected")
     if got.shape != expected.shape:
@@ -214,12 +244,17 @@ def draw_pe(data: dict, labels: dict) -> str:
         if limit == 2:
             fig.colorbar(image, ax=ax, shrink=0.85)
     fig.colorbar(axes[0].images[0], ax=list(axes[:2]), shrink=0.85)
-    return _png_uri(fig)
+    return fig
 
 
 def draw_attention(data: dict, figure: str, labels: dict) -> str:
     """Attention weights (query rows, key columns) with the blocked keys hatched: weight on a
     hatched cell means the mask leaked. (Titles go in the report's caption, not the picture.)"""
+    with _fonts():
+        return _png_uri(attention_figure(data, figure, labels))
+
+
+def attention_figure(data: dict, figure: str, labels: dict):   # the figure of draw_attention
     plt = _pyplot()
     weights = _matrix(data, figure, "weights")
     blocked = _matrix(data, figure, "blocked").astype(bool)
@@ -244,7 +279,7 @@ def draw_attention(data: dict, figure: str, labels: dict) -> str:
     ax.set_xticks(range(weights.shape[1]))
     ax.set_yticks(range(weights.shape[0]))
     fig.colorbar(image, ax=ax, shrink=0.8)
-    return _png_uri(fig)
+    return fig
 
 
 def image_grid(rows, padding: int = 2):
@@ -265,6 +300,11 @@ def image_grid(rows, padding: int = 2):
 
 def draw_reconstructions(data: dict, labels: dict) -> str:
     """Originals (top row) above the reconstructions (bottom row), one grid (:func:`image_grid`)."""
+    with _fonts():
+        return _png_uri(reconstructions_figure(data, labels))
+
+
+def reconstructions_figure(data: dict, labels: dict):   # the figure of draw_reconstructions
     plt = _pyplot()
     originals = _array(data, "ae_reconstructions", "originals")
     recons = _array(data, "ae_reconstructions", "reconstructions")
@@ -277,12 +317,13 @@ def draw_reconstructions(data: dict, labels: dict) -> str:
     height = originals.shape[1] + 2
     ax.set_yticks([height / 2, height * 1.5], [labels["originals"], labels["reconstructions"]])
     ax.set_xticks([])
-    return _png_uri(fig)
+    return fig
 
 
 def draw_loss(data: dict, labels: dict) -> str:
     """The training loss against the epoch (or step), log scale when it spans a decade."""
-    return _png_uri(loss_figure(data, labels))
+    with _fonts():
+        return _png_uri(loss_figure(data, labels))
 
 
 def loss_figure(data: dict, labels: dict):
@@ -335,17 +376,23 @@ def render(figures: dict, labels: dict) -> list[dict]:
     return out
 
 
-def draw_histogram(scores: list[float], max_score: float) -> str:
+def draw_histogram(scores: list[float], max_score: float, labels: dict | None = None) -> str:
     """The class's score distribution: a histogram of total scores in bins of 5% of
-    ``max_score`` (students per bin)."""
+    ``max_score`` (students per bin); ``labels["score"]``, ``labels["students"]`` name the axes."""
+    with _fonts():
+        return _png_uri(histogram_figure(scores, max_score, labels))
+
+
+def histogram_figure(scores: list[float], max_score: float, labels: dict | None = None):   # of draw_histogram
+    labels = labels or {"score": "score", "students": "students"}
     plt = _pyplot()
     top = max_score or max(scores, default=1.0) or 1.0
     bins = [top * i / 20 for i in range(21)]
     fig, ax = plt.subplots(figsize=(6.0, 2.6), constrained_layout=True)
     ax.hist(scores, bins=bins, color="#1f6feb", edgecolor="white")
     ax.set_xlim(0, top)
-    ax.set_xlabel("score")
-    ax.set_ylabel("students")
+    ax.set_xlabel(labels["score"])
+    ax.set_ylabel(labels["students"])
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.grid(axis="y", alpha=0.3)
-    return _png_uri(fig)
+    return fig

@@ -68,14 +68,30 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
 
 
 # -- per submission ----------------------------------------------------------------------------
-def picture_labels() -> dict:
-    """Titles and captions of the pictures in the current language; axis labels stay in
-    English technical terms (the same in both languages, and no CJK font needed)."""
+def _in_picture_labels() -> dict:
+    """The words drawn inside the pictures (panel titles, axis labels), in the current language."""
     return {
-        "yours": "yours", "expected": "expected (formula)", "difference": "yours - expected",
-        "dimension": "dimension i",
-        "position": "position", "query": "query", "key": "key", "epoch": "epoch", "loss": "loss",
-        "originals": "original", "reconstructions": "reconstructed",
+        "yours": _("yours"), "expected": _("expected (formula)"), "difference": _("yours - expected"),
+        "dimension": _("dimension i"),
+        "position": _("position"), "query": _("query"), "key": _("key"), "epoch": _("epoch"), "loss": _("loss"),
+        "originals": _("original"), "reconstructions": _("reconstructed"),
+        "score": _("score"), "students": _("students"),
+    }
+
+
+def picture_labels() -> dict:
+    """Titles, captions (shown by the report around each picture) and the words drawn inside
+    the pictures, all in the current language. Where the language needs a font matplotlib does
+    not have (Korean without a CJK font: :func:`autograder.reports.pictures.cjk_font`), the
+    words inside the pictures are the English ones, which every font draws, instead of boxes;
+    titles and captions stay in the report's language (the browser has its own fonts), and
+    ``tkit doctor`` says which font to install."""
+    inside = _in_picture_labels()
+    if language() == "ko" and not pics.cjk_font():
+        with using("en"):
+            inside = _in_picture_labels()
+    return {
+        **inside,
         "pe_table": _("Positional encoding: your table beside the formula"),
         "pe_table_caption": _("Rows are positions, columns are dimensions. Even columns are sines, odd "
                               "columns cosines; the stripes get wider to the right. The third panel is "
@@ -300,7 +316,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
         "lang": language(), "kit_version": __version__, "n": len(class_results), "n_graded": len(graded),
         "errors": errors, "max_score": max_score,
         "stats": _stats(scores),
-        "histogram": pics.draw_histogram(scores, max_score) if scores else "",
+        "histogram": pics.draw_histogram(scores, max_score, picture_labels()) if scores else "",
         "exercise_means": _exercise_means(graded),
         "tests": test_rows,
         "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from autograder.i18n import _
 from autograder.intake.untrusted import shown
 from autograder.options import GradingOptions
 
@@ -282,11 +283,12 @@ class _Bar:
         self.progress = None
         if enabled:
             from rich.console import Console
+            from rich.markup import escape
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
 
-            self.progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            self.progress = Progress(TextColumn(escape(_("grading"))), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TextColumn(escape(_("ETA"))), TimeRemainingColumn(),
                                      TextColumn("{task.description}"), console=Console(stderr=True))
             self.task = self.progress.add_task("", total=total)
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from autograder.child import wire
+from autograder.i18n import _
 from autograder.sandbox import zygote_parent
 from autograder.sandbox.policy import CHILD_PACKAGE, Limits, clean_env, copy_submission, launcher
 
@@ -97,7 +98,7 @@ class SpawnedChild:
 
     def kill(self) -> None:
         """SIGKILL the child's process group (a daemon that called setsid() escapes it)."""
-        for _ in range(2):
+        for _attempt in range(2):
             try:
                 os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -252,7 +253,7 @@ class ChildProcess:
         self.last_output = out.text()
         awaited, self._awaiting = self._awaiting, None
         if reply.get("id") != awaited:
-            self.dead = ChildDied("the child answered out of turn", self.last_output)
+            self.dead = ChildDied(_("the child answered out of turn"), self.last_output)
             self.kill()
             raise ProtocolError("reply id does not match the request")
         return reply, tensors_out
@@ -270,7 +271,7 @@ class ChildProcess:
             raise
         except (wire.WireError, BrokenPipeError, OSError) as exc:
             self.last_output = self._out.text()
-            self.dead = ChildDied(f"the child broke the grading protocol ({exc})", self.last_output)
+            self.dead = ChildDied(_("the child broke the grading protocol ({error})").format(error=exc), self.last_output)
             self.kill()
             raise ProtocolError(str(exc)) from None
 
@@ -286,9 +287,10 @@ class ChildProcess:
         while view:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise ChildDied(f"timed out after {self._timeout:g} s (it stopped reading its requests)",
+                raise ChildDied(_("timed out after {seconds} s (it stopped reading its requests)").format(
+                    seconds=f"{self._timeout:g}"),
                                 timed_out=True)
-            readable, writable, _ = select.select(self._outputs(), [self._req_w], [], remaining)
+            readable, writable, _errors = select.select(self._outputs(), [self._req_w], [], remaining)
             if readable:
                 self._drain(out)
             if writable:
@@ -304,8 +306,8 @@ class ChildProcess:
         while len(inbox) < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise ChildDied(f"timed out after {self._timeout:g} s", timed_out=True)
-            ready, _, _ = select.select([self._resp_r, *self._outputs()], [], [], remaining)
+                raise ChildDied(_("timed out after {seconds} s").format(seconds=f"{self._timeout:g}"), timed_out=True)
+            ready, _writable, _errors = select.select([self._resp_r, *self._outputs()], [], [], remaining)
             if self._out_fd in ready:
                 self._drain(out)
             if self._resp_r in ready:
@@ -331,18 +333,19 @@ class ChildProcess:
                 return
             out.feed(data)
             if out.total > MAX_OUTPUT_FLOOD:
-                raise ChildDied(f"printed more than {MAX_OUTPUT_FLOOD // 2**20} MB of output")
+                raise ChildDied(_("printed more than {mb} MB of output").format(mb=MAX_OUTPUT_FLOOD // 2**20))
 
     def _exit_reason(self) -> str:
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            return "closed its channel without exiting"
+            return _("closed its channel without exiting")
         if code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            hint = " (probably out of memory or CPU time)" if name in ("SIGKILL", "SIGXCPU", "SIGSEGV") else ""
-            return f"was killed by {name}{hint}"
-        return f"exited with code {code}"
+            if name in ("SIGKILL", "SIGXCPU", "SIGSEGV"):
+                return _("was killed by {signal} (probably out of memory or CPU time)").format(signal=name)
+            return _("was killed by {signal}").format(signal=name)
+        return _("exited with code {code}").format(code=code)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import formulas, inputs
+from autograder.checks import formulas, inputs, say
 from autograder.checks import expect_equal, expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("attention")
@@ -47,8 +47,9 @@ def test_float64_with_a_2d_causal_mask(student, rng):
     def run(impl):
         return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
 
-    expect_reference(run, student, what=f"scaled_dot_product_attention(float64 q[{batch}, {q_len}, {d_k}], "
+    expect_reference(run, student, what=say(f"scaled_dot_product_attention(float64 q[{batch}, {q_len}, {d_k}], "
                                         f"k[.., {k_len}, ..], v, causal-style mask[{q_len}, {k_len}])",
+                                            f"scaled_dot_product_attention(float64 q[{batch}, {q_len}, {d_k}], k[.., {k_len}, ..], v, 인과 마스크 형태의 mask[{q_len}, {k_len}])"),
                      atol=1e-10, rtol=1e-8)
 
 
@@ -81,7 +82,8 @@ def test_non_contiguous_inputs(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, impl.attention.scaled_dot_product_attention, q, k, v, mask=mask)
 
-    expect_reference(run, student, what="scaled_dot_product_attention on non-contiguous q, k, v")
+    expect_reference(run, student, what=say("scaled_dot_product_attention on non-contiguous q, k, v",
+                                            "연속(contiguous)이 아닌 q, k, v에 대한 scaled_dot_product_attention"))
 
 
 @pytest.mark.points(0.5)

@@ -8,8 +8,7 @@ and the full-credit bar set from the reference.
 import pytest
 import torch
 
-from autograder.checks import training
-from autograder.checks import Mismatch, expect_differs, expect_equal
+from autograder.checks import Mismatch, expect_differs, expect_equal, say, training
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -38,10 +37,12 @@ def test_latent_dim_respected(student, rng):
         out = m.decode(codes)
         return out[0], out[1]
 
-    expect_differs(two_codes, student, what=f"ConvAutoEncoder({latent_dim}).decode(z) for two different codes z",
+    expect_differs(two_codes, student, what=say(f"ConvAutoEncoder({latent_dim}).decode(z) for two different codes z",
+                                               f"서로 다른 두 코드 z에 대한 ConvAutoEncoder({latent_dim}).decode(z)"),
                    atol=1e-6)
     expect_equal(run, student, ((batch, latent_dim), (batch, 1, 28, 28)),
-                 what=f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)")
+                 what=say(f"ConvAutoEncoder({latent_dim}) on {batch} images: (encode(x).shape, decode(z).shape)",
+                          f"이미지 {batch}장에 대한 ConvAutoEncoder({latent_dim}): (encode(x).shape, decode(z).shape)"))
 
 
 @pytest.mark.training

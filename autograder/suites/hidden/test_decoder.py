@@ -4,7 +4,7 @@ with the reference solution (weights drawn from the test's seed and loaded into 
 import pytest
 import torch
 
-from autograder.checks import inputs, oracles, weights
+from autograder.checks import inputs, oracles, weights, say
 from autograder.checks import _, expect_reference, once
 
 pytestmark = pytest.mark.exercise("decoder")
@@ -61,6 +61,7 @@ def test_float64_fully_padded_memory(student, rng):
     dims, d, state, x, memory, masks = _setup(rng, False)
     masks["memory_key_padding_mask"][0] = True
     got = expect_reference(_run(dims, d, state, x, memory, masks, False, torch.float64), student,
-                           what="Decoder(...).double()(x, memory, masks with a fully padded source)",
+                           what=say("Decoder(...).double()(x, memory, masks with a fully padded source)",
+                                    "Decoder(...).double()(x, memory, 소스 하나가 전부 패딩인 masks)"),
                            atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf for the fully padded source")

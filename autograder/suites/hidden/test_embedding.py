@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import inputs
+from autograder.checks import inputs, say
 from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("embedding")
@@ -26,8 +26,9 @@ def test_random_sizes_float32_and_float64(student, rng):
         out32 = m(ids)
         return out32, m.double()(ids)
 
-    expect_reference(run, student, what=f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) in float32, "
-                                        f"then after .double()")
+    expect_reference(run, student, what=say(f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) in float32, "
+                                        f"then after .double()",
+                                            f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) (float32, 그다음 .double() 뒤)"))
 
 
 @pytest.mark.points(0.5)
@@ -47,7 +48,8 @@ def test_one_token_and_negative_padding_idx(student, rng):
         m.load_state_dict({"embedding.weight": weight})
         return m(one), m(last)
 
-    expect_reference(run, student, what=f"TokenEmbedding({vocab}, {d_model}, padding_idx=-1) on one token")
+    expect_reference(run, student, what=say(f"TokenEmbedding({vocab}, {d_model}, padding_idx=-1) on one token",
+                                            f"토큰 하나에 대한 TokenEmbedding({vocab}, {d_model}, padding_idx=-1)"))
 
 
 @pytest.mark.points(0.5)
@@ -62,7 +64,9 @@ def test_bad_ids_raise_an_error(student, rng):
     vocab, d_model = inputs.distinct(rng, 2, 3, 20)
     emb = student.embedding
     m = emb.TokenEmbedding(vocab, d_model)
-    expect_raises(lambda: m(torch.tensor([[0, vocab]])), errors, what=f"TokenEmbedding({vocab}, ...)(ids with {vocab})")
-    expect_raises(lambda: m(torch.zeros(1, 2)), errors, what="TokenEmbedding(...)(float ids)")
+    expect_raises(lambda: m(torch.tensor([[0, vocab]])), errors, what=say(f"TokenEmbedding({vocab}, ...)(ids with {vocab})",
+                                                                          f"TokenEmbedding({vocab}, ...)({vocab}을(를) 담은 ids)"))
+    expect_raises(lambda: m(torch.zeros(1, 2)), errors, what=say("TokenEmbedding(...)(float ids)",
+                                                                 "TokenEmbedding(...)(float인 ids)"))
     expect_raises(lambda: emb.TokenEmbedding(vocab, d_model, padding_idx=vocab), errors,
                   what=f"TokenEmbedding({vocab}, {d_model}, padding_idx={vocab})")

@@ -4,7 +4,7 @@ with the reference solution (weights drawn from the test's seed and loaded into 
 import pytest
 import torch
 
-from autograder.checks import inputs, oracles, weights
+from autograder.checks import inputs, oracles, weights, say
 from autograder.checks import _, expect_reference, once
 
 pytestmark = pytest.mark.exercise("encoder")
@@ -65,5 +65,6 @@ def test_fully_padded_sequence(student, rng):
     dims, d, state, x, kpm = _setup(rng, False)
     kpm[-1] = True
     got = expect_reference(_run(dims, d, state, x, kpm, False), student,
-                           what="Encoder(...)(x, mask with a fully padded row)", valid=inputs.valid_positions(kpm))
+                           what=say("Encoder(...)(x, mask with a fully padded row)",
+                                    "Encoder(...)(x, 한 행이 전부 패딩인 mask)"), valid=inputs.valid_positions(kpm))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf in the fully padded sequence")

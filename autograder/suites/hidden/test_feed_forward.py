@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import inputs, weights
+from autograder.checks import inputs, weights, say
 from autograder.checks import expect_reference
 
 pytestmark = pytest.mark.exercise("feed_forward")
@@ -26,8 +26,9 @@ def test_random_sizes_leading_dims_and_float64(student, rng):
     def run(impl):
         return _module(impl, d_model, d_ff, state)(x), _module(impl, d_model, d_ff, state, torch.float64)(x.double())
 
-    expect_reference(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on x[{extra}, {batch}, {length}, "
-                                        f"{d_model}], float32 and float64")
+    expect_reference(run, student, what=say(f"PositionwiseFeedForward({d_model}, {d_ff}) on x[{extra}, {batch}, {length}, "
+                                        f"{d_model}], float32 and float64",
+                                            f"x[{extra}, {batch}, {length}, {d_model}]에 대한 PositionwiseFeedForward({d_model}, {d_ff}) (float32와 float64)"))
 
 
 @pytest.mark.points(0.5)
@@ -59,4 +60,5 @@ def test_non_contiguous_input(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, _module(impl, d_model, d_ff, state), x)
 
-    expect_reference(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff}) on a non-contiguous x")
+    expect_reference(run, student, what=say(f"PositionwiseFeedForward({d_model}, {d_ff}) on a non-contiguous x",
+                                            f"연속(contiguous)이 아닌 x에 대한 PositionwiseFeedForward({d_model}, {d_ff})"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.checks import inputs
+from autograder.checks import inputs, say
 from autograder.checks import expect_reference
 
 pytestmark = pytest.mark.exercise("masks")
@@ -24,7 +24,8 @@ def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
         return softmax(scores, mask), softmax(scores64, mask)
 
     expect_reference(run, student,
-                     what=f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) in float32 and float64")
+                     what=say(f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) in float32 and float64",
+                              f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) (float32와 float64)"))
 
 
 @pytest.mark.points(0.5)
@@ -61,8 +62,9 @@ def test_combine_masks_random_shapes(student, rng):
         return impl.masks.combine_masks(attn, kpm)
 
     expect_reference(singles, student,
-                     what=f"combine_masks with one of attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, "
-                          f"{k_len}]")
+                     what=say(f"combine_masks with one of attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, "
+                          f"{k_len}]",
+                              f"attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, {k_len}] 중 하나만 준 combine_masks"))
     expect_reference(both, student,
                      what=f"combine_masks(attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, {k_len}])")
 
@@ -100,4 +102,5 @@ def test_masked_softmax_non_contiguous_scores(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, impl.masks.masked_softmax, scores, mask)
 
-    expect_reference(run, student, what=f"masked_softmax(non-contiguous scores[{batch}, {q_len}, {k_len}], mask)")
+    expect_reference(run, student, what=say(f"masked_softmax(non-contiguous scores[{batch}, {q_len}, {k_len}], mask)",
+                                            f"masked_softmax(연속이 아닌 scores[{batch}, {q_len}, {k_len}], mask)"))

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import inputs, weights
+from autograder.checks import inputs, weights, say
 from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
@@ -55,7 +55,8 @@ def test_float64(student, rng):
     def run(impl):
         return _module(impl, d_model, heads, state, dtype=torch.float64)(x, x, x, attn_mask=causal)
 
-    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads}).double()(x float64, causal attn_mask)",
+    expect_reference(run, student, what=say(f"MultiHeadAttention({d_model}, {heads}).double()(x float64, causal attn_mask)",
+                                            f"MultiHeadAttention({d_model}, {heads}).double()(float64 x, 인과 attn_mask)"),
                      atol=1e-10, rtol=1e-8)
 
 
@@ -107,7 +108,8 @@ def test_non_contiguous_inputs(student, rng):
     def run(impl):
         return inputs.noncontiguous(impl, _module(impl, d_model, heads, state), x, memory, memory)
 
-    expect_reference(run, student, what=f"MultiHeadAttention({d_model}, {heads}) on non-contiguous inputs")
+    expect_reference(run, student, what=say(f"MultiHeadAttention({d_model}, {heads}) on non-contiguous inputs",
+                                            f"연속(contiguous)이 아닌 입력에 대한 MultiHeadAttention({d_model}, {heads})"))
 
 
 @pytest.mark.points(0.5)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import inputs
+from autograder.checks import inputs, say
 from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("positional_encoding")
@@ -43,8 +43,9 @@ def test_forward_random_shapes_full_length_one_token_float64(student, rng):
         m = impl.positional_encoding.PositionalEncoding(d_model, max_len=max_len)
         return m(full), m(one)
 
-    expect_reference(run, student, what=f"PositionalEncoding({d_model}, max_len={max_len}) on x[{batch}, {max_len}, "
-                                        f"{d_model}] and a float64 x[1, 1, {d_model}]", atol=2e-5)
+    expect_reference(run, student, what=say(f"PositionalEncoding({d_model}, max_len={max_len}) on x[{batch}, {max_len}, "
+                                        f"{d_model}] and a float64 x[1, 1, {d_model}]",
+                                            f"x[{batch}, {max_len}, {d_model}]와 float64 x[1, 1, {d_model}]에 대한 PositionalEncoding({d_model}, max_len={max_len})"), atol=2e-5)
 
 
 @pytest.mark.points(0.5)
@@ -60,7 +61,8 @@ def test_forward_non_contiguous_input(student, rng):
         m = impl.positional_encoding.PositionalEncoding(d_model, max_len=length + 3)
         return inputs.noncontiguous(impl, m, x)
 
-    expect_reference(run, student, what=f"PositionalEncoding({d_model}, {length + 3}) on a non-contiguous x", atol=2e-5)
+    expect_reference(run, student, what=say(f"PositionalEncoding({d_model}, {length + 3}) on a non-contiguous x",
+                                            f"연속(contiguous)이 아닌 x에 대한 PositionalEncoding({d_model}, {length + 3})"), atol=2e-5)
 
 
 @pytest.mark.points(0.5)
@@ -73,7 +75,8 @@ def test_length_limit_and_odd_width(student, rng):
     pe = student.positional_encoding
     m = pe.PositionalEncoding(d_model, max_len=max_len)
     expect_raises(lambda: m(torch.zeros(1, max_len + 1, d_model)),
-                  what=f"PositionalEncoding({d_model}, max_len={max_len})(x with S={max_len + 1})",
+                  what=say(f"PositionalEncoding({d_model}, max_len={max_len})(x with S={max_len + 1})",
+                           f"PositionalEncoding({d_model}, max_len={max_len})(S={max_len + 1}인 x)"),
                   names=("max_len", "S", "seq_len", "sequence length", "length"), values=(max_len + 1, max_len))
     expect_raises(lambda: pe.sinusoidal_table(max_len, d_model + 1), what=f"sinusoidal_table({max_len}, {d_model + 1})",
                   names=("d_model",), values=(d_model + 1,))

@@ -3,8 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import inputs
-from autograder.checks import expect_differs, expect_reference
+from autograder.checks import expect_differs, expect_reference, inputs, say
 
 pytestmark = pytest.mark.exercise("rope")
 
@@ -42,7 +41,8 @@ def test_float64_and_non_contiguous(student, rng):
         return impl.rope.apply_rope(x.double()), inputs.noncontiguous(impl, impl.rope.apply_rope, x)
 
     expect_reference(run, student,
-                     what=f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]")
+                     what=say(f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]",
+                              f"float64이고 연속이 아닌 x[{batch}, {heads}, {length}, {head_dim}]에 대한 apply_rope"))
 
 
 @pytest.mark.points(0.5)
@@ -58,9 +58,11 @@ def test_one_position_and_random_angles(student, rng):
     def run(impl):
         return impl.rope.apply_rope(x), impl.rope.rope_angles(head_dim, max_len)
 
-    expect_reference(run, student, what=f"apply_rope(x[1, 1, 1, {head_dim}]) and rope_angles({head_dim}, {max_len})")
+    expect_reference(run, student, what=say(f"apply_rope(x[1, 1, 1, {head_dim}]) and rope_angles({head_dim}, {max_len})",
+                                            f"apply_rope(x[1, 1, 1, {head_dim}])와 rope_angles({head_dim}, {max_len})"))
 
     def moved(impl):  # the premise: code that rotates nothing leaves position 0 alone vacuously
         return x, impl.rope.apply_rope(x, torch.tensor([1]))
 
-    expect_differs(moved, student, what=f"x[1, 1, 1, {head_dim}] and apply_rope(x, positions=[1])")
+    expect_differs(moved, student, what=say(f"x[1, 1, 1, {head_dim}] and apply_rope(x, positions=[1])",
+                                              f"x[1, 1, 1, {head_dim}]와 apply_rope(x, positions=[1])"))

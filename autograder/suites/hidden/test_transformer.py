@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, oracles, seq2seq, weights
-from autograder.checks import expect_differs, expect_reference, once
+from autograder.checks import expect_differs, expect_reference, once, say
 
 pytestmark = pytest.mark.exercise("transformer")
 
@@ -89,4 +89,5 @@ def test_greedy_decode(student, reference, rng):
         start = torch.full((b, 1), BOS, dtype=torch.long)
         return m(src, start)[:, -1], m(changed, start)[:, -1]
 
-    expect_differs(uses_source, student, what="logits of the first step after changing the first source token")
+    expect_differs(uses_source, student, what=say("logits of the first step after changing the first source token",
+                                                      "첫 소스 토큰을 바꾼 뒤 첫 단계의 logits"))

@@ -61,7 +61,8 @@ def test_permutation_equivariance(student):
         return out, permuted
 
     expect_consistent(run, student, lambda got: (got[0], got[0][:, perm_q]),
-                      what="(output, output with permuted q and k, v)")
+                      what=say("(output, output with permuted q and k, v)",
+                                "(출력, q와 k, v의 순서를 바꾼 출력)"))
 
 
 @pytest.mark.points(1)
@@ -76,7 +77,8 @@ def test_fully_masked_query_gives_zeros(student):
         return impl.attention.scaled_dot_product_attention(Q3[:1], K3[:1], V3[:1], mask=mask)
 
     expect_equal(run, student, formulas.attention(Q3[:1], K3[:1], V3[:1], mask),
-                 what="scaled_dot_product_attention(q[1, 3, 4], ..., mask with query 1 fully blocked)",
+                 what=say("scaled_dot_product_attention(q[1, 3, 4], ..., mask with query 1 fully blocked)",
+                          "scaled_dot_product_attention(q[1, 3, 4], ..., 쿼리 1이 모두 가려진 mask)"),
                  known_mistakes=mistaken.attention(Q3[:1], K3[:1], V3[:1], mask))
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import training, training_loop
-from autograder.checks import Mismatch, expect_differs, expect_equal
+from autograder.checks import Mismatch, expect_differs, expect_equal, say
 
 pytestmark = pytest.mark.exercise("autoencoder")
 
@@ -33,9 +33,11 @@ def _decode_uses_z(student, latent_dim=8):
         out = m(IMAGES[:2])
         return out[0], out[1]
 
-    expect_differs(codes, student, what=f"ConvAutoEncoder({latent_dim}).decode(z) for two different codes z",
+    expect_differs(codes, student, what=say(f"ConvAutoEncoder({latent_dim}).decode(z) for two different codes z",
+                                           f"서로 다른 두 코드 z에 대한 ConvAutoEncoder({latent_dim}).decode(z)"),
                    atol=1e-6)
-    expect_differs(images, student, what=f"ConvAutoEncoder({latent_dim})(x) for two different images x", atol=1e-6)
+    expect_differs(images, student, what=say(f"ConvAutoEncoder({latent_dim})(x) for two different images x",
+                                            f"서로 다른 두 이미지 x에 대한 ConvAutoEncoder({latent_dim})(x)"), atol=1e-6)
 
 
 @pytest.mark.points(1.5)
@@ -96,7 +98,8 @@ def test_outputs_are_pixels(student):
         return out.isfinite().all() & (out >= 0).all() & (out <= 1).all()
 
     expect_equal(run, student, torch.tensor(True),
-                 what="ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]")
+                 what=say("ConvAutoEncoder(8): every value of decode(10 * randn) and forward(x) in [0, 1]",
+                          "ConvAutoEncoder(8): decode(10 * randn)와 forward(x)의 모든 값이 [0, 1] 안에 있는지"))
     _decode_uses_z(student)
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks import expect_equal, expect_same
+from autograder.checks import expect_equal, expect_same, say
 
 pytestmark = pytest.mark.exercise("decoder")
 
@@ -63,8 +63,8 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         m.eval()
         return call(m, order), call(m, torch.arange(B))[order]
 
-    expect_same(run, student, what="Decoder output on the batch with examples 0 and 1 swapped, against "
-                                   "the swapped outputs", valid=inputs.valid_positions(tgt_pad[order]))
+    expect_same(run, student, what=say("Decoder output on the batch with examples 0 and 1 swapped, against "
+                                       "the swapped outputs", "예제 0과 1을 바꾼 배치의 Decoder 출력(바뀐 출력과 비교)"), valid=inputs.valid_positions(tgt_pad[order]))
 
 
 @pytest.mark.points(0.5)
@@ -86,7 +86,7 @@ def test_no_mask_unless_given(student, seed):
     gen, x, memory, _, _ = _inputs(seed)
     oracle = oracles.case("decoder", D, H, FF, (x, memory), norm_first=False, rng=gen)
     expect_equal(_layer_run(oracle.state, x, memory, False), student, oracle.expected,
-                 what="DecoderLayer(...)(x, memory) without masks")
+                 what=say("DecoderLayer(...)(x, memory) without masks", "마스크 없는 DecoderLayer(...)(x, memory)"))
 
 
 @pytest.mark.points(0.75)
@@ -123,7 +123,8 @@ def test_causal_leakage(student, seed):
         m.eval()
         return m(x, memory, tgt_mask=causal)[:, :t + 1], m(x2, memory, tgt_mask=causal)[:, :t + 1]
 
-    expect_same(run, student, what=f"Decoder output at positions 0..{t} after changing later inputs")
+    expect_same(run, student, what=say(f"Decoder output at positions 0..{t} after changing later inputs",
+                                       f"뒤쪽 입력을 바꾼 뒤 위치 0..{t}의 Decoder 출력"))
 
 
 @pytest.mark.points(0.5)
@@ -139,7 +140,8 @@ def test_memory_padding_invariance(student, seed):
         return (m(x, memory, memory_key_padding_mask=mem_pad),
                 m(x, memory2, memory_key_padding_mask=mem_pad))
 
-    expect_same(run, student, what="Decoder output after changing padded memory positions")
+    expect_same(run, student, what=say("Decoder output after changing padded memory positions",
+                                       "memory의 패딩 위치를 바꾼 뒤의 Decoder 출력"))
 
 
 @pytest.mark.points(0.5)
@@ -149,4 +151,5 @@ def test_eval_is_deterministic(student, seed):
     gen, x, memory, _, _ = _inputs(seed)
     oracle = oracles.case("decoder", D, H, FF, (x, memory), norm_first=False, rng=gen, dropout=0.5)
     expect_equal(_layer_run(oracle.state, x, memory, False, dropout=0.5, calls=2), student,
-                 (oracle.expected, oracle.expected), what="DecoderLayer(dropout=0.5).eval()(x, memory), called twice")
+                 (oracle.expected, oracle.expected), what=say("DecoderLayer(dropout=0.5).eval()(x, memory), called twice",
+                           "두 번 호출한 DecoderLayer(dropout=0.5).eval()(x, memory)"))

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder.checks import mistaken
-from autograder.checks import expect_equal, expect_raises
+from autograder.checks import expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("embedding")
 
@@ -40,8 +40,10 @@ def test_padding_row_is_zero(student):
         m = impl.embedding.InputEmbeddings(VOCAB, D_MODEL, padding_idx=1)
         return m.embedding.padding_idx, m(IDS).eq(0).all(dim=-1)
 
-    expect_equal(run, student, (1, IDS == 1), what="InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
-                                                    "which outputs are zero vectors)")
+    expect_equal(run, student, (1, IDS == 1), what=say("InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
+                                                        "which outputs are zero vectors)",
+                                                        "InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
+                                                        "영벡터인 출력의 위치)"))
 
 
 @pytest.mark.points(0.5)

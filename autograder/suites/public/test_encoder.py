@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks import compare, expect_equal, expect_same
+from autograder.checks import compare, expect_equal, expect_same, say
 
 pytestmark = pytest.mark.exercise("encoder")
 
@@ -81,8 +81,8 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         m.eval()
         return m(x[order], key_padding_mask=kpm[order]), m(x, key_padding_mask=kpm)[order]
 
-    expect_same(run, student, what="Encoder output on the batch with examples 0 and 1 swapped, against "
-                                   "the swapped outputs", valid=inputs.valid_positions(kpm[order]))
+    expect_same(run, student, what=say("Encoder output on the batch with examples 0 and 1 swapped, against "
+                                       "the swapped outputs", "예제 0과 1을 바꾼 배치의 Encoder 출력(바뀐 출력과 비교)"), valid=inputs.valid_positions(kpm[order]))
 
 
 @pytest.mark.points(0.5)
@@ -97,7 +97,7 @@ def test_padding_invariance(student, seed):
         m.eval()
         return m(x, key_padding_mask=kpm), m(x2, key_padding_mask=kpm)
 
-    expect_same(run, student, what="Encoder output after changing padded positions",
+    expect_same(run, student, what=say("Encoder output after changing padded positions", "패딩 위치를 바꾼 뒤의 Encoder 출력"),
                 valid=inputs.valid_positions(kpm))
 
 
@@ -113,4 +113,5 @@ def test_eval_is_deterministic(student, seed):
         m = weights.loaded(impl.encoder.EncoderLayer(D, H, FF, dropout=0.5), state, "EncoderLayer")
         return m(x), m(x)
 
-    expect_equal(run, student, (expected, expected), what="EncoderLayer(dropout=0.5).eval()(x), called twice")
+    expect_equal(run, student, (expected, expected), what=say("EncoderLayer(dropout=0.5).eval()(x), called twice",
+                                                            "두 번 호출한 EncoderLayer(dropout=0.5).eval()(x)"))

@@ -45,7 +45,7 @@ def test_layer_shapes(student):
         return {name: list(t.shape) for name, t in m.state_dict().items()}
 
     expect_equal(run, student, {name: list(t.shape) for name, t in STATE.items()},
-                 what="PositionwiseFeedForward(6, 10).state_dict() shapes", known_mistakes=mistaken.ffn_shapes(D_MODEL))
+                 what=say("PositionwiseFeedForward(6, 10).state_dict() shapes", "PositionwiseFeedForward(6, 10).state_dict()의 모양"), known_mistakes=mistaken.ffn_shapes(D_MODEL))
 
 
 @pytest.mark.points(1)
@@ -64,7 +64,8 @@ def test_dropout_only_in_training(student, seed):
         return first, second, m(x), m(x)
 
     def verify(got):
-        compare(got, (_formula(x), _formula(x), *got[2:]), what="(eval call 1, eval call 2, train call 1, train call 2)")
+        compare(got, (_formula(x), _formula(x), *got[2:]), what=say("(eval call 1, eval call 2, train call 1, train call 2)",
+                                                                "(eval 호출 1, eval 호출 2, train 호출 1, train 호출 2)"))
         if torch.allclose(got[2], got[0]) or torch.allclose(got[2], got[3]):
             raise Mismatch(say("in training mode dropout=0.5 must change the output from call to call",
                                "학습 모드에서 dropout=0.5 이면 호출할 때마다 출력이 달라야 합니다"))

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks import expect_equal, expect_raises
+from autograder.checks import expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("masks")
 
@@ -21,7 +21,8 @@ def test_padding_mask_is_true_at_padding(student):
         masks = impl.masks
         return masks.make_padding_mask(IDS), masks.make_padding_mask(IDS, pad_id=3)
 
-    expect_equal(run, student, (IDS == 0, IDS == 3), what="make_padding_mask(token_ids) and (..., pad_id=3)",
+    expect_equal(run, student, (IDS == 0, IDS == 3), what=say("make_padding_mask(token_ids) and (..., pad_id=3)",
+                                                       "make_padding_mask(token_ids)와 (..., pad_id=3)"),
                  known_mistakes=mistaken.joined(mistaken.padding_mask(IDS, 0), mistaken.padding_mask(IDS, 3)))
 
 
@@ -36,7 +37,8 @@ def test_causal_mask_blocks_the_future_only(student):
         return masks.make_causal_mask(5), masks.make_causal_mask(1)
 
     expected = (torch.ones(5, 5, dtype=torch.bool).triu(1), torch.zeros(1, 1, dtype=torch.bool))
-    expect_equal(run, student, expected, what="make_causal_mask(5) and make_causal_mask(1)",
+    expect_equal(run, student, expected, what=say("make_causal_mask(5) and make_causal_mask(1)",
+                                             "make_causal_mask(5)와 make_causal_mask(1)"),
                  known_mistakes=mistaken.joined(mistaken.causal_mask(5), mistaken.causal_mask(1)))
 
 
@@ -87,7 +89,8 @@ def test_fully_masked_row_gives_zeros(student):
         return impl.masks.masked_softmax(scores, mask)
 
     expect_equal(run, student, formulas.masked_softmax(scores, mask),
-                 what="masked_softmax(scores[3, 4], mask with row 1 fully blocked)",
+                 what=say("masked_softmax(scores[3, 4], mask with row 1 fully blocked)",
+                          "masked_softmax(scores[3, 4], 행 1이 모두 가려진 mask)"),
                  known_mistakes=mistaken.masked_softmax(scores, mask))
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks import expect_differs, expect_equal, expect_raises, expect_same
+from autograder.checks import expect_differs, expect_equal, expect_raises, expect_same, say
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -30,7 +30,8 @@ def _keys_matter(student):
         m = _module(impl)
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, changed, X, key_padding_mask=KPM)[0]
 
-    expect_differs(run, student, what="MultiHeadAttention(12, 3)(x, key, x) output after changing key 1")
+    expect_differs(run, student, what=say("MultiHeadAttention(12, 3)(x, key, x) output after changing key 1",
+                                      "key 1을 바꾼 뒤 MultiHeadAttention(12, 3)(x, key, x)의 출력"))
 
 
 def _earlier_tokens_matter(student):
@@ -44,7 +45,8 @@ def _earlier_tokens_matter(student):
         m = _module(impl)
         return m(X, X, X, attn_mask=causal)[0][:, 2], m(changed, changed, changed, attn_mask=causal)[0][:, 2]
 
-    expect_differs(run, student, what="causal self-attention output at position 2 after changing token 0")
+    expect_differs(run, student, what=say("causal self-attention output at position 2 after changing token 0",
+                                      "토큰 0을 바꾼 뒤 위치 2의 인과 셀프 어텐션 출력"))
 
 
 def _projections_used(student):
@@ -59,8 +61,8 @@ def _projections_used(student):
             return (weights.loaded(m(D_MODEL, HEADS), STATE)(X, MEMORY, MEMORY)[0],
                     weights.loaded(m(D_MODEL, HEADS), state)(X, MEMORY, MEMORY)[0])
 
-        expect_differs(run, student, what=f"MultiHeadAttention(12, 3)(x, memory, memory) after changing "
-                                          f"{name}.weight")
+        expect_differs(run, student, what=say(f"MultiHeadAttention(12, 3)(x, memory, memory) after changing {name}.weight",
+                                          f"{name}.weight를 바꾼 뒤의 MultiHeadAttention(12, 3)(x, memory, memory)"))
 
 
 @pytest.mark.points(0.5)
@@ -123,8 +125,10 @@ def test_swapping_two_examples_swaps_their_outputs(student):
         swapped = m(X[order], MEMORY[order], MEMORY[order], key_padding_mask=KPM[order][:, :4])
         return swapped, inputs.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
 
-    expect_same(run, student, what="MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
-                                   "batch with examples 0 and 1 swapped, against the swapped outputs")
+    expect_same(run, student, what=say("MultiHeadAttention(12, 3)(x, memory, memory, key_padding_mask) on the "
+                                       "batch with examples 0 and 1 swapped, against the swapped outputs",
+                                       "예제 0과 1을 바꾼 배치의 MultiHeadAttention(12, 3)(x, memory, memory, "
+                                       "key_padding_mask)(바뀐 출력과 비교)"))
     _keys_matter(student)
 
 
@@ -140,7 +144,8 @@ def test_named_projections(student):
         return shapes, m.num_heads, m.head_dim
 
     expect_equal(run, student, ({name: list(t.shape) for name, t in STATE.items()}, HEADS, D_MODEL // HEADS),
-                 what="MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
+                 what=say("MultiHeadAttention(12, 3): (state_dict shapes, num_heads, head_dim)",
+                           "MultiHeadAttention(12, 3): (state_dict의 모양, num_heads, head_dim)"),
                  known_mistakes=mistaken.fused_projections(D_MODEL))
     _projections_used(student)
 
@@ -157,7 +162,7 @@ def test_padded_keys_do_not_matter(student):
         m = _module(impl)
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, X + noise, X + noise, key_padding_mask=KPM)[0]
 
-    expect_same(run, student, what="output with padded keys/values changed")
+    expect_same(run, student, what=say("output with padded keys/values changed", "패딩된 key/value를 바꾼 뒤의 출력"))
     _keys_matter(student)
 
 
@@ -175,7 +180,7 @@ def test_causal_mask_hides_the_future(student):
         m = _module(impl)
         return m(X, X, X, attn_mask=causal)[0][:, :3], m(changed, changed, changed, attn_mask=causal)[0][:, :3]
 
-    expect_same(run, student, what="outputs 0..2 with tokens 3.. changed")
+    expect_same(run, student, what=say("outputs 0..2 with tokens 3.. changed", "토큰 3.. 을 바꾼 뒤의 출력 0..2"))
     _earlier_tokens_matter(student)
 
 
@@ -190,7 +195,8 @@ def test_eval_mode_is_deterministic(student):
         return m(X, X, X)[0], m(X, X, X)[0]
 
     out = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X)[0]
-    expect_equal(run, student, (out, out), what="two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)")
+    expect_equal(run, student, (out, out), what=say("two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)",
+                                                "MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)의 두 번 호출"))
 
 
 @pytest.mark.points(0.5)

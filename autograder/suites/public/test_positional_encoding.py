@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks import expect_differs, expect_equal, expect_raises
+from autograder.checks import expect_differs, expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("positional_encoding")
 
@@ -65,14 +65,16 @@ def test_pe_is_a_persistent_buffer(student):
         return keys, params, str(pe.dtype), list(pe.shape)
 
     expect_equal(run, student, (["pe"], [], "torch.float64", [1, 20, 8]),
-                 what="PositionalEncoding(8, max_len=20): (state_dict keys, parameter names, pe.dtype after .double(), "
-                      "pe.shape)")
+                 what=say("PositionalEncoding(8, max_len=20): (state_dict keys, parameter names, pe.dtype after .double(), "
+                          "pe.shape)", "PositionalEncoding(8, max_len=20): (state_dict 키, 파라미터 이름, "
+                          ".double() 뒤의 pe.dtype, pe.shape)"))
 
     def rows(impl):  # the premise: the buffer holds a table that tells positions apart
         pe = impl.positional_encoding.PositionalEncoding(8, max_len=20).pe
         return pe[0, 0], pe[0, 1]
 
-    expect_differs(rows, student, what="PositionalEncoding(8, max_len=20).pe: rows 0 and 1 (positions 0 and 1)")
+    expect_differs(rows, student, what=say("PositionalEncoding(8, max_len=20).pe: rows 0 and 1 (positions 0 and 1)",
+                                        "PositionalEncoding(8, max_len=20).pe의 0행과 1행 (위치 0과 1)"))
 
 
 @pytest.mark.points(0.5)
@@ -82,5 +84,5 @@ def test_too_long_sequence_raises_value_error(student):
     ko: max_len보다 긴 시퀀스는 ValueError를 냅니다
     """
     m = student.positional_encoding.PositionalEncoding(4, max_len=5)
-    expect_raises(lambda: m(torch.zeros(2, 6, 4)), what="PositionalEncoding(4, max_len=5)(x with S=6)",
+    expect_raises(lambda: m(torch.zeros(2, 6, 4)), what=say("PositionalEncoding(4, max_len=5)(x with S=6)", "PositionalEncoding(4, max_len=5)(S=6인 x)"),
                   names=("max_len", "S", "seq_len", "sequence length", "length"), values=(6, 5))

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import formulas, mistaken
-from autograder.checks import expect_consistent, expect_differs, expect_equal, expect_raises
+from autograder.checks import expect_consistent, expect_differs, expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("rope")
 
@@ -52,13 +52,15 @@ def test_norms_kept_and_scores_relative(student):
         return far_q.norm(dim=-1), (far_q * far_k).sum(), (near_q * near_k).sum()
 
     expect_consistent(run, student, lambda got: (q.norm(dim=-1), got[2], got[2]),
-                      what="(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)", atol=1e-4)
+                      what=say("(norm after rotation, q at 7 · k at 3, q at 4 · k at 0)",
+                               "(회전 뒤의 노름, 위치 7의 q · 위치 3의 k, 위치 4의 q · 위치 0의 k)"), atol=1e-4)
 
     def rotated(impl):  # the premise: the rotation changes q·k (code that rotates nothing is trivially relative)
         rope = impl.rope.apply_rope
         return (q * k).sum(), (rope(q, torch.tensor([4])) * rope(k, torch.tensor([0]))).sum()
 
-    expect_differs(rotated, student, what="q·k before and after rotating q to position 4 (k at 0)")
+    expect_differs(rotated, student, what=say("q·k before and after rotating q to position 4 (k at 0)",
+                                             "q를 위치 4로 회전하기 전과 후의 q·k (k는 위치 0)"))
 
 
 @pytest.mark.points(0.5)

@@ -15,7 +15,7 @@ import torch
 
 from autograder.checks import inputs, seq2seq
 from autograder.checks import (Mismatch, _, compare, expect_differs, expect_equal, expect_property, expect_raises,
-                               expect_same)
+                               expect_same, say)
 
 pytestmark = pytest.mark.exercise("transformer")
 
@@ -51,7 +51,8 @@ def _uses_source(student, seed):
         m.eval()
         return m(src, tgt)[:, -1], m(changed, tgt)[:, -1]
 
-    expect_differs(run, student, what="logits at the last target position after changing the first source token")
+    expect_differs(run, student, what=say("logits at the last target position after changing the first source token",
+                                      "첫 소스 토큰을 바꾼 뒤 마지막 타깃 위치의 logits"))
 
 
 def _uses_earlier_tokens(student, seed):
@@ -66,8 +67,8 @@ def _uses_earlier_tokens(student, seed):
         m.eval()
         return m(src, tgt)[:, -1], m(src, changed)[:, -1]
 
-    expect_differs(run, student, what="logits at the last target position after changing the target token at "
-                                      "position 1")
+    expect_differs(run, student, what=say("logits at the last target position after changing the target token at position 1",
+                                      "위치 1의 타깃 토큰을 바꾼 뒤 마지막 타깃 위치의 logits"))
 
 
 def _uses_context(student, seed):
@@ -90,7 +91,7 @@ def test_shapes(student, seed):
         memory = m.encode(src)
         return tuple(memory.shape), tuple(m.decode(tgt, memory, src).shape), tuple(m(src, tgt).shape)
 
-    expect_equal(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what="(encode, decode, forward) shapes")
+    expect_equal(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what=say("(encode, decode, forward) shapes", "(encode, decode, forward)의 모양"))
 
 
 @pytest.mark.points(1)
@@ -107,7 +108,8 @@ def test_causal_leakage(student, seed):
         m.eval()
         return m(src, tgt)[:, :t + 1], m(src, tgt2)[:, :t + 1]
 
-    expect_same(run, student, what=f"logits at positions 0..{t} after changing later target tokens")
+    expect_same(run, student, what=say(f"logits at positions 0..{t} after changing later target tokens",
+                                       f"뒤쪽 타깃 토큰을 바꾼 뒤 위치 0..{t}의 로짓"))
     _uses_context(student, seed)
 
 
@@ -124,7 +126,8 @@ def test_source_padding_invariance(student, seed):
         m.eval()
         return (m.encode(src), m(src, tgt)), (m.encode(longer)[:, :S], m(longer, tgt))
 
-    expect_same(run, student, what="(memory, logits) with 3 more padding columns on the source",
+    expect_same(run, student, what=say("(memory, logits) with 3 more padding columns on the source",
+                                       "소스에 패딩 열 3개를 더 붙인 (memory, logits)"),
                 valid=(valid, None))
     _uses_context(student, seed)
 
@@ -141,8 +144,8 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
         m.eval()
         return m(src[order], tgt[order]), m(src, tgt)[order]
 
-    expect_same(run, student, what="logits on the batch with examples 0 and 1 swapped, against the "
-                                   "swapped logits")
+    expect_same(run, student, what=say("logits on the batch with examples 0 and 1 swapped, against the "
+                                       "swapped logits", "예제 0과 1을 바꾼 배치의 로짓(바뀐 로짓과 비교)"))
     _uses_context(student, seed)
 
 
@@ -157,7 +160,8 @@ def test_eval_is_deterministic(student, seed):
         m.eval()
         return m(src, tgt), m(src, tgt)
 
-    expect_same(run, student, what="Transformer(dropout=0.3).eval() logits, second call")
+    expect_same(run, student, what=say("Transformer(dropout=0.3).eval() logits, second call",
+                                       "Transformer(dropout=0.3).eval()의 두 번째 호출 로짓"))
     _uses_context(student, seed)
 
 
@@ -261,4 +265,5 @@ def test_greedy_leaves_mode_alone(student, seed):
         m.greedy_decode(src, BOS, EOS, 3)
         return after_train, m.training
 
-    expect_equal(run, student, (True, False), what="(model.training after greedy_decode in train mode, in eval mode)")
+    expect_equal(run, student, (True, False), what=say("(model.training after greedy_decode in train mode, in eval mode)",
+                                                "(train 모드에서 greedy_decode 뒤의 model.training, eval 모드에서)"))
