@@ -71,6 +71,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "points(n): points this test is worth")
     config.addinivalue_line("markers", "visibility(v): public or hidden (default: the suite folder)")
     config.addinivalue_line("markers", "training: the test trains a model (left out by training=False)")
+    config.addinivalue_line("markers", "optimizer: the test runs a torch.optim optimizer in the child")
 
 
 def _no_submission():
@@ -246,8 +247,9 @@ class GradingSession:
         time_limit = self.options.time_limit
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
         # the zygote imports what optimizers need before forking this run's children only when a
-        # test trains (~1.3 s, once per zygote); then the first child starts, without waiting for it
-        self.remote.limits.preload_training = any(item.get_closest_marker("training") for item in items)
+        # test trains or runs an optimizer (~1.3 s, once per zygote); then the first child starts
+        self.remote.limits.preload_training = any(item.get_closest_marker("training") or
+                                                  item.get_closest_marker("optimizer") for item in items)
         self.remote.start()
         if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
             self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run

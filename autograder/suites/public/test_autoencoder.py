@@ -111,6 +111,7 @@ def fail_unless_trained(run, bar: float) -> None:
         raise Mismatch(failure)
 
 
+@pytest.mark.optimizer
 @pytest.mark.points(1)
 def test_train_autoencoder_follows_adam(student, seed):
     """train_autoencoder runs Adam on the reconstruction loss, batch by batch, and returns each epoch's mean loss
