@@ -3,6 +3,7 @@ a test catch its mistakes: two open keys in every compared row (so no row's atte
 all equal, where a missing scale would make no difference) and the padded axis as long as its
 longest row. The attention mutant without scaling loses the same points under several seeds."""
 
+import os
 import re
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def test_unscaled_attention_loses_the_same_points_under_several_seeds():
     points = set()
     for seed in (1, 2, 3):
         out = subprocess.run([sys.executable, "cli.py", "validate", "--exercise", "attention", "--no-training",
-                              "--seed", str(seed)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                              "--seed", str(seed)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "COLUMNS": "250"})  # no truncated names in the table
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
         row = re.search(r"attention_no_scaling\s*│\s*attention\s*│\s*([\d.]+)/10", out.stdout)
         assert row, out.stdout[-2000:]
