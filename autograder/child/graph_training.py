@@ -20,7 +20,7 @@ from . import graphs
 
 # What a recorded graph can make the kit's loop raise: the student's computation cannot be
 # trained as recorded (reported as the exercise's failure, never as the grader's).
-UNTRAINABLE = (graphs.GraphError, ValueError, RuntimeError, TypeError, IndexError, KeyError)
+UNTRAINABLE = (graphs.GraphError, ValueError, RuntimeError, TypeError, IndexError, KeyError, AttributeError)
 
 
 def prepare(captured: dict, names: tuple[str, ...], max_constants: int) -> tuple[dict, dict]:
