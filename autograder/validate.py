@@ -210,3 +210,22 @@ def validate(names: Iterable[str] | None = None, *, training: bool = True, seed:
             if on_result:
                 on_result(result)
     return results
+
+
+def across_seeds(runs: dict[int, list[CheckResult]]) -> list[CheckResult]:
+    """One result per check from the same plan run under several seeds (``{seed: results}``, each
+    in plan order): ok only when ok under every seed and, for a mutant or a degenerate
+    implementation (code that is wrong everywhere), when its points do not move with the seed;
+    ``score`` is the lowest, ``detail`` names the seeds that failed or the points per seed."""
+    seeds = sorted(runs)
+    merged = []
+    for column in zip(*(runs[s] for s in seeds)):
+        first = column[0]
+        scores = {s: r.score for s, r in zip(seeds, column)}
+        failed = [f"seed {s}: {r.detail}" for s, r in zip(seeds, column) if not r.ok]
+        moves = first.kind in ("mutant", "degenerate") and len(set(scores.values())) > 1
+        if moves:
+            failed.append("points move with the seed: " + ", ".join(f"{v:g} (seed {s})" for s, v in scores.items()))
+        merged.append(CheckResult(first.kind, first.label, first.exercise, not failed, min(scores.values()),
+                                  first.max_score, "; ".join(failed), sum(r.seconds for r in column)))
+    return merged

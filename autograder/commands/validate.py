@@ -17,8 +17,11 @@ from autograder.commands.options import exercise_option, lang_option, seed_optio
 @seed_option(help="Seed of the hidden tests (default: a fresh one, printed).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Checks to run at once (separate processes).")
+@click.option("--seeds", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Run every check under this many seeds (the seed, seed+1, ...): each must pass under "
+                   "every one, and a mistake's points must not move with the seed.")
 @lang_option()
-def command(names, no_training, seed, jobs, lang):
+def command(names, no_training, seed, jobs, seeds, lang):
     """Grade the reference (must get every point), the untouched stubs (must get 0) and every
     known mistake of the catalog (each must lose points on its own exercise and be named as
     itself), and the degenerate implementations (a constant, zeros, the identity, a model that
@@ -32,7 +35,9 @@ def command(names, no_training, seed, jobs, lang):
     seed = seed if seed is not None else secrets.randbelow(2**31)
     console = Console()
     training = ("off (degenerate implementations: share of the non-training points)" if no_training else "on")
-    console.print(f"tkit validate: seed {seed}, training tests {training}, {jobs} job(s)")
+    seed_list = [seed + i for i in range(seeds)]
+    shown = f"seed {seed}" if seeds == 1 else f"seeds {seed_list[0]}..{seed_list[-1]}"
+    console.print(f"tkit validate: {shown}, training tests {training}, {jobs} job(s)")
 
     def progress(result):
         mark = "[green]ok[/]" if result.ok else "[red]FAIL[/]"
@@ -41,11 +46,12 @@ def command(names, no_training, seed, jobs, lang):
         console.print(f"  {mark} {result.label}{share} ({result.seconds:.1f} s)")
 
     try:
-        results = validate.validate(names or None, training=not no_training, seed=seed, jobs=jobs,
-                                    on_result=progress)
+        runs = {s: validate.validate(names or None, training=not no_training, seed=s, jobs=jobs,
+                                     on_result=progress) for s in seed_list}
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    table = Table(title=f"tkit validate (seed {seed})")
+    results = runs[seed] if seeds == 1 else validate.across_seeds(runs)
+    table = Table(title=f"tkit validate ({shown})")
     for column, justify in (("check", "left"), ("exercise", "left"), ("points", "right"),
                             ("result", "left"), ("why", "left"), ("s", "right")):
         table.add_column(column, justify=justify)

@@ -8,6 +8,11 @@ from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("positional_encoding")
 
+# d_model of a test that compares values: at least two (sin, cos) pairs. With d_model = 2 the only
+# frequency is 1 whatever the exponent, and both layouts are (sin, cos): every exponent and layout
+# mistake then gives the right table, and a draw of 2 made the grade move with the seed.
+MIN_WIDTH = 4
+
 
 @pytest.mark.points(1)
 def test_random_tables_and_the_default_length(student, rng):
@@ -16,7 +21,7 @@ def test_random_tables_and_the_default_length(student, rng):
     ko: 임의의 짧은 표와 기본 길이 5000의 표가 float32 반올림 오차 안에서 정답과 같습니다
     """
     max_len, = inputs.distinct(rng, 1, 1, 90)
-    d_short, d_long = inputs.distinct(rng, 2, 2, 40, even=True, exclude=(max_len,))
+    d_short, d_long = inputs.distinct(rng, 2, MIN_WIDTH, 40, even=True, exclude=(max_len,))
 
     def short(impl):
         return impl.positional_encoding.sinusoidal_table(max_len, d_short)
@@ -35,7 +40,7 @@ def test_forward_random_shapes_full_length_one_token_float64(student, rng):
     ko: S == max_len, 배치 1·길이 1, float64 입력 (출력은 입력의 dtype을 따름)
     """
     batch, max_len = inputs.distinct(rng, 2, 2, 24)
-    d_model, = inputs.distinct(rng, 1, 2, 24, even=True, exclude=(batch, max_len))
+    d_model, = inputs.distinct(rng, 1, MIN_WIDTH, 24, even=True, exclude=(batch, max_len))
     full = inputs.randn(rng, batch, max_len, d_model)
     one = inputs.randn(rng, 1, 1, d_model, dtype=torch.float64)
 
@@ -54,7 +59,8 @@ def test_forward_non_contiguous_input(student, rng):
 
     ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
     """
-    batch, length, d_model = inputs.distinct(rng, 3, 2, 20, even=True)
+    d_model, = inputs.distinct(rng, 1, MIN_WIDTH, 20, even=True)
+    batch, length = inputs.distinct(rng, 2, 2, 20, even=True, exclude=(d_model,))
     x = inputs.randn(rng, batch, length, d_model)
 
     def run(impl):
