@@ -49,6 +49,19 @@ def ffn_state(rng: torch.Generator, d_model: int, d_ff: int, *, prefix: str = ""
     return state
 
 
+def with_blocked_unit(state: dict[str, torch.Tensor], x: torch.Tensor, *, prefix: str = "") -> dict[str, torch.Tensor]:
+    """``state`` (a :func:`ffn_state`) with ``linear1``'s bias of hidden unit 0 moved so that its
+    pre-activation is -1 for the first row of ``x``: the ReLU then blocks something for certain,
+    and a feed-forward without it cannot pass by luck (with one token and a small ``d_ff``, every
+    pre-activation is positive for a quarter of the draws or more)."""
+    state = dict(state)
+    weight, bias = state[prefix + "linear1.weight"], state[prefix + "linear1.bias"].clone()
+    first = x.reshape(-1, x.shape[-1])[0].to(weight.dtype)
+    bias[0] = bias[0] - (first @ weight[0] + bias[0]) - 1.0
+    state[prefix + "linear1.bias"] = bias
+    return state
+
+
 def _linear(linear: nn.Linear, prefix: str) -> dict[str, torch.Tensor]:
     state = {f"{prefix}weight": linear.weight.detach().clone()}
     if linear.bias is not None:
