@@ -247,15 +247,15 @@ def _autoencoder_run(impl, budget: AutoencoderBudget, data_dir, seed: int, trans
     captured = impl.task("capture_autoencoder", impl.autoencoder, budget.latent_dim,
                          *capture_inputs(budget, seed), budget.seed, timeout=budget.timeout_s)
     run = AutoencoderRun(transform=index)
-    if isinstance(captured, dict) and isinstance(captured.get("problem"), str):
-        run.problem = graph_problem(captured["problem"])
+    if reported_problem(captured):
+        run.problem = graph_problem(reported_problem(captured))
         return run
     with trusted_process(impl) as kit:
         out = kit.task("train_autoencoder_graph", captured, train, images, budget.latent_dim, budget.epochs,
                        budget.lr, budget.batch_size, draws.draw_seed(seed, "autoencoder:init") & 0x7FFF_FFFF,
                        budget.max_constants, budget.z_noise, timeout=budget.timeout_s)
-    if isinstance(out, dict) and isinstance(out.get("problem"), str):
-        run.problem = graph_problem(out["problem"])
+    if reported_problem(out):
+        run.problem = graph_problem(reported_problem(out))
         return run
     if not isinstance(out, dict):
         raise AssertionError(_("the training run returned an unexpected value"))
@@ -270,6 +270,11 @@ def _autoencoder_run(impl, budget: AutoencoderBudget, data_dir, seed: int, trans
     return run
 
 
+def reported_problem(out) -> str | None:
+    """The ``problem`` a kit task reported instead of a result (``{"problem": text}``), else None."""
+    return out["problem"] if isinstance(out, dict) and isinstance(out.get("problem"), str) else None
+
+
 def graph_problem(message: str) -> str:
     """A student-facing sentence for why the kit could not train the recorded model."""
     return _("The grader records your model's computation (its encode/decode or forward on inputs it "
@@ -282,11 +287,11 @@ def trusted_process(impl):
     """A child that runs no student code, for the kit's training of a recorded graph: a sibling of
     ``impl``'s child (:meth:`autograder.sandbox.remote.RemoteImpl.sibling`) serving an empty folder
     the kit made, so no student file can be imported or shadow a module there; a trusted local
-    implementation runs the kit's tasks in this process."""
+    implementation (``LocalImpl``, whose ``task`` runs in this process) is used as is."""
     from autograder.sandbox.remote import RemoteImpl
 
     if not isinstance(impl, RemoteImpl):
-        yield _LocalKit()
+        yield impl
         return
     kit = impl.sibling()  # deaths and time count against the running exercise
     kit.submission = Path(tempfile.mkdtemp(prefix="tkit-trusted-"))  # empty: nothing to import or shadow
@@ -295,15 +300,6 @@ def trusted_process(impl):
     finally:
         kit.close()
         shutil.rmtree(kit.submission, ignore_errors=True)
-
-
-class _LocalKit:
-    """The kit's tasks run in this process (trusted implementations: the reference, mutants)."""
-
-    def task(self, name: str, *args, timeout: float | None = None, **kwargs):
-        from autograder.child import tasks
-
-        return tasks.run(name, *args, **kwargs)
 
 
 def _image_problem(recon, images: torch.Tensor, what: str) -> str | None:

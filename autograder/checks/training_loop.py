@@ -113,21 +113,22 @@ def loop_verdict(state: dict, losses, initial: dict, batches: list, probe: LoopP
     """``(None, None)`` when ``(state, losses)`` is what the kit's Adam loop gives from
     ``initial`` and ``batches`` (with MSE or BCE), else ``(student-facing text, catalog mistake
     or None)``."""
-    for loss in ("mse", "bce"):
-        want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, loss)
-        if _same_state(state, want_state) and _same_losses(losses, want_losses):
-            return None, None
+    expected = {loss: adam_loop(initial, batches, probe.epochs, probe.lr, loss) for loss in ("mse", "bce")}
+    if any(_same_state(state, want_state) and _same_losses(losses, want_losses)
+           for want_state, want_losses in expected.values()):
+        return None, None
+    text = _loop_text(state, losses, initial, batches, probe, *expected["mse"])
     for mutant_id, switches in LOOP_MISTAKES.items():
         for loss in ("mse", "bce"):
             want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, loss, **switches)
             if _same_state(state, want_state) and _same_losses(losses, want_losses):
-                return _loop_text(state, losses, initial, batches, probe), named_mistake(mutant_id)
-    return _loop_text(state, losses, initial, batches, probe), None
+                return text, named_mistake(mutant_id)
+    return text, None
 
 
-def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe) -> str:
-    want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, "mse")
-    params = "the same" if _same_state(state, want_state) else "different"
+def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe, want_state: dict,
+               want_losses: list) -> str:
+    """The loop test's account, given the kit's loop's result (``want_state``, ``want_losses``: MSE)."""
     changed = isinstance(state, dict) and any(
         isinstance(state.get(k), torch.Tensor) and state[k].shape == v.shape and not torch.equal(state[k], v)
         for k, v in initial.items())
@@ -137,6 +138,6 @@ def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe) ->
              "step; the mean batch loss per epoch). Your loop's parameters: {params} ({changed}); its losses "
              "{got}, expected {want} (mean squared error).").format(
         b=len(batches), n=probe.batch_size, e=probe.epochs, lr=probe.lr,
-        params=_("the same") if params == "the same" else _("different"),
+        params=_("the same") if _same_state(state, want_state) else _("different"),
         changed=_("they changed") if changed else _("they never changed"),
         got=repr(losses)[:200], want=[round(v, 6) for v in want_losses])

@@ -64,7 +64,7 @@ import torch
 from autograder.checks import draws
 from autograder.i18n import _
 from autograder.checks.training import (  # noqa: F401  (linear_credit: for the suite)
-    cached, catalog, graph_problem, linear_credit, plain_state, run_seed, trusted_process)
+    cached, catalog, graph_problem, linear_credit, plain_state, reported_problem, run_seed, trusted_process)
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3
@@ -198,15 +198,15 @@ def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerR
     src, tgt, held_src, held_tgt = draw_task(budget, seed)
     captured = impl.task("capture_transformer", impl.transformer, budget.config(), *capture_inputs(budget, seed),
                          budget.seed, timeout=budget.timeout_s)
-    if isinstance(captured, dict) and isinstance(captured.get("problem"), str):
-        return TransformerRun(accuracy=0.0, note=graph_problem(captured["problem"]))
+    if reported_problem(captured):
+        return TransformerRun(accuracy=0.0, note=graph_problem(reported_problem(captured)))
     with trusted_process(impl) as kit:
         out = kit.task("train_transformer_graph", captured, src, tgt, held_src, budget.vocab, budget.steps,
                        budget.batch_size, budget.lr, budget.warmup,
                        draws.draw_seed(seed, "transformer:init") & 0x7FFF_FFFF, PAD, BOS, EOS,
                        budget.max_constants, timeout=budget.timeout_s)
-    if isinstance(out, dict) and isinstance(out.get("problem"), str):
-        return TransformerRun(accuracy=0.0, note=graph_problem(out["problem"]))
+    if reported_problem(out):
+        return TransformerRun(accuracy=0.0, note=graph_problem(reported_problem(out)))
     trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
     generated = out.get("generated") if isinstance(out, dict) else None
     if trained is None or not isinstance(generated, torch.Tensor) or generated.dim() != 2 \

@@ -24,9 +24,9 @@ UNTRAINABLE = (graphs.GraphError, ValueError, RuntimeError, TypeError, IndexErro
 
 
 def prepare(captured: dict, names: tuple[str, ...], max_constants: int) -> tuple[dict, dict]:
-    """Check ``captured`` (``{"specs": ..., name: graph, ...}``) and return ``(graphs by name,
-    fresh-value maker)``; GraphError names what the kit refuses, including constants above
-    ``max_constants`` numbers."""
+    """Check ``captured`` (``{"specs": ..., name: graph, ...}``) and return ``(the graphs of
+    ``names``, pruned, by name; the specs)``; GraphError names what the kit refuses, including
+    constants above ``max_constants`` numbers."""
     specs = captured.get("specs")
     if not isinstance(specs, dict) or not isinstance(specs.get("params"), list) or not specs["params"]:
         raise graphs.GraphError("the model has no parameters to train")
