@@ -274,3 +274,42 @@ def test_renamed_submission_loses_only_the_names_test(case, tmp_path):
         assert {t["extra_data"].get("mistake") for t in failed} >= {mistake}
         value_failures = [t for t in failed if t not in names]
         assert value_failures and all("matched to the exercise's by shape" in t["output"] for t in value_failures)
+
+
+# -- the Transformer's rigged generator and its trained weights ----------------------------------------
+def test_generator_found_under_another_name():
+    from autograder.checks import seq2seq
+
+    state = {"src_embed.lut.weight": torch.zeros(13, 16), "tgt_embed.lut.weight": torch.zeros(11, 16),
+             "ffn.w_1.weight": torch.zeros(24, 16), "ffn.w_1.bias": torch.zeros(24),
+             "generator.proj.weight": torch.zeros(11, 16), "generator.proj.bias": torch.zeros(11)}
+    assert seq2seq.generator_keys(state) == ("generator.proj.weight", "generator.proj.bias")
+    assert seq2seq.generator_keys({"generator.weight": 0, "generator.bias": 0}) == ("generator.weight", "generator.bias")
+    two = {**state, "extra.weight": torch.zeros(11, 16), "extra.bias": torch.zeros(11)}
+    with pytest.raises(SubmissionError) as exc:
+        seq2seq.generator_keys(two)
+    assert exc.value.kind == "names"
+
+
+def test_trained_transformer_weights_under_other_names_reach_the_reference():
+    """The training check's second measure (the reference carrying the trained weights) maps the
+    student's names too: the same accuracy and loss as under the contract's names."""
+    from autograder.checks import transformer_training as tt
+    from autograder.mistakes import implementations
+
+    budget = tt.TransformerBudget(n_heldout=40)
+    torch.manual_seed(3)
+    state = implementations.reference().transformer.Transformer(**budget.config()).state_dict()
+    _, _, held_src, held_tgt = tt.draw_task(budget, 5)
+    rename = {"generator.": "out.", "src_embed.embedding": "src_embed.lut", "tgt_embed.embedding": "tgt_embed.lut"}
+
+    def renamed(key):
+        for old, new in rename.items():
+            key = key.replace(old, new)
+        return key
+
+    theirs = {renamed(k): v for k, v in state.items() if k != "pos_encoding.pe"}
+    theirs["pos_encoding.table"] = state["pos_encoding.pe"]   # buffers come after the parameters
+    plain = tt._reference_measures(dict(state), budget, held_src, held_tgt)
+    mapped = tt._reference_measures(theirs, budget, held_src, held_tgt)
+    assert mapped.note in (None, "") and (mapped.accuracy, mapped.loss) == (plain.accuracy, plain.loss)
