@@ -274,6 +274,14 @@ def test_renamed_submission_loses_only_the_names_test(case, tmp_path):
         assert {t["extra_data"].get("mistake") for t in failed} >= {mistake}
         value_failures = [t for t in failed if t not in names]
         assert value_failures and all("matched to the exercise's by shape" in t["output"] for t in value_failures)
+        # never more than the same mistake under the contract's names (the catalog's mutant)
+        from autograder.mistakes import catalog
+
+        plain = tmp_path / "plain"
+        renamed_submissions.build(plain, "embedding_lut")
+        (plain / f"{exercise}.py").write_text(catalog.by_id(mistake).source(), encoding="utf-8")
+        contract = run_suites(plain, names=[exercise], seed=SEED, training=False)
+        assert sum(t["score"] for t in tests) == sum(t["score"] for t in contract["tests"]) - 0.25
 
 
 # -- the Transformer's rigged generator and its trained weights ----------------------------------------
