@@ -321,3 +321,23 @@ def test_trained_transformer_weights_under_other_names_reach_the_reference():
     plain = tt._reference_measures(dict(state), budget, held_src, held_tgt)
     mapped = tt._reference_measures(theirs, budget, held_src, held_tgt)
     assert mapped.note in (None, "") and (mapped.accuracy, mapped.loss) == (plain.accuracy, plain.loss)
+
+
+@pytest.mark.slow
+def test_no_correspondence_is_said_once_in_the_report(tmp_path):
+    """The feed-forward block with an extra parameter: every test that loads weights fails with the
+    same first line, and the report shows it as one cause (before: one API message per test)."""
+    from autograder.run import grading
+
+    folder = tmp_path / "extra"
+    renamed_submissions.build(folder, "ffn_w12")
+    path = folder / "feed_forward.py"
+    path.write_text(renamed_submissions.patched(path.read_text(encoding="utf-8"), (
+        ("        self.dropout = nn.Dropout(dropout)\n",
+         "        self.dropout = nn.Dropout(dropout)\n        self.scale = nn.Parameter(torch.ones(1))\n"),)),
+        encoding="utf-8")
+    results = grading.grade_folder(folder, names=["feed_forward"], seed=SEED, training=False)
+    found, which = causes.of_tests(results.tests)
+    names = [c for c in found if c["kind"] == "names"]
+    assert len(names) == 1 and names[0]["count"] >= 5
+    assert "yours has scale ([1]), which the exercise has nowhere" in names[0]["output"]
