@@ -97,12 +97,26 @@ def patched(source: str, replacements: tuple) -> str:
     return source
 
 
-def build(folder: Path, case: str) -> Path:
-    """A submission folder for ``case``: the reference solutions, patched. Returns ``folder``."""
+def build(folder: Path, case: str, mutant: str | None = None) -> Path:
+    """A submission folder for ``case``: the reference solutions, patched; with ``mutant`` (a
+    catalog id, instructor kit), that mistake's replacements applied on top of the patched file
+    (the mistake in renamed code). Returns ``folder``."""
     shutil.copytree(REPO / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
     for name, replacements in CASES[case].items():
         path = folder / f"{name}.py"
         path.write_text(patched(path.read_text(encoding="utf-8"), replacements), encoding="utf-8")
+    if mutant is not None:
+        from autograder.mistakes import catalog
+
+        found = catalog.by_id(mutant)
+        path = folder / f"{found.exercise}.py"
+        renames = dict(r[:2] for r in CASES[case].get(found.exercise, ()))
+        replacements = []
+        for old, new in found.replace:   # the mistake written with the case's names
+            for contract, theirs in renames.items():
+                old, new = old.replace(contract, theirs), new.replace(contract, theirs)
+            replacements.append((old, new))
+        path.write_text(patched(path.read_text(encoding="utf-8"), tuple(replacements)), encoding="utf-8")
     return folder
 
 

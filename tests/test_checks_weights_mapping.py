@@ -341,3 +341,40 @@ def test_no_correspondence_is_said_once_in_the_report(tmp_path):
     names = [c for c in found if c["kind"] == "names"]
     assert len(names) == 1 and names[0]["count"] >= 5
     assert "yours has scale ([1]), which the exercise has nowhere" in names[0]["output"]
+
+
+@pytest.mark.slow
+def test_composites_own_mistake_in_renamed_code_is_named_through_the_hybrid(tmp_path):
+    """The Annotated-style encoder with the attention residual lost: the hybrid re-run (its own file
+    on the reference components, loaded under its names) still names the encoder's mistake, and it
+    earns what the contract-named mutant earns, less the names test."""
+    from autograder.mistakes import catalog
+    from grading_runs import run_suites
+
+    mistake = "encoder_attention_residual_missing"
+    folder = renamed_submissions.build(tmp_path / "renamed", "encoder_annotated_norm", mistake)
+    results = run_suites(folder, names=["encoder"], seed=SEED, training=False)
+    assert mistake in {t["extra_data"].get("mistake") for t in results["tests"]}
+    plain = tmp_path / "plain"
+    renamed_submissions.build(plain, "embedding_lut")
+    (plain / "encoder.py").write_text(catalog.by_id(mistake).source(), encoding="utf-8")
+    contract = run_suites(plain, names=["encoder"], seed=SEED, training=False)
+    assert sum(t["score"] for t in results["tests"]) == sum(t["score"] for t in contract["tests"]) - 0.25
+
+
+@pytest.mark.slow
+def test_a_renamed_components_mistake_is_blamed_on_it_in_the_composite(tmp_path):
+    """linears[0..3] with heads split without a transpose: named on multi_head_attention; the
+    encoder (its own file right) blames multi_head_attention."""
+    from grading_runs import run_suites
+
+    folder = renamed_submissions.build(tmp_path / "sub", "mha_linears", "mha_split_without_transpose")
+    results = run_suites(folder, names=["multi_head_attention", "encoder"], visibility=("public",), seed=SEED,
+                         training=False)
+    failing = [t for t in results["tests"] if t["score"] < t["max_score"]]
+    mha = {t["extra_data"].get("mistake") for t in failing if t["tags"][0] == "multi_head_attention"}
+    assert "mha_split_without_transpose" in mha
+    encoder = [t for t in failing if t["tags"][0] == "encoder"]
+    assert encoder and all(t["extra_data"].get("components_at_fault") == ["multi_head_attention"]
+                           or t["extra_data"].get("mistake") == "mha_split_without_transpose" for t in encoder)
+    assert not any(t["extra_data"]["nodeid"].endswith("test_attribute_names") for t in encoder)
