@@ -378,3 +378,34 @@ def test_a_renamed_components_mistake_is_blamed_on_it_in_the_composite(tmp_path)
     assert encoder and all(t["extra_data"].get("components_at_fault") == ["multi_head_attention"]
                            or t["extra_data"].get("mistake") == "mha_split_without_transpose" for t in encoder)
     assert not any(t["extra_data"]["nodeid"].endswith("test_attribute_names") for t in encoder)
+
+
+def test_permuted_registration_order_costs_the_student_never_pays():
+    """An attention-like module that registers its output layer first (w_o, w_q) but uses each in
+    its role: the correspondence by order puts q_proj's weights into w_o, so its output differs
+    from the contract-named module's: the value tests fail, the names test too (never more points)."""
+    class Kit2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q_proj, self.out_proj = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.out_proj(torch.relu(self.q_proj(x)))
+
+    class Permuted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w_o, self.w_q = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.w_o(torch.relu(self.w_q(x)))
+
+    state = {k: torch.randn(v.shape, generator=torch.Generator().manual_seed(1)) for k, v in Kit2().state_dict().items()}
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    want = weights.loaded(Kit2(), state)(x)
+    with context.running(context.TestContext(exercise="multi_head_attention", nodeid="t::p")):
+        got = weights.loaded(Permuted(), state)(x)
+    assert not torch.allclose(got, want)
+    swapped = {"q_proj.weight": state["out_proj.weight"], "q_proj.bias": state["out_proj.bias"],
+               "out_proj.weight": state["q_proj.weight"], "out_proj.bias": state["q_proj.bias"]}
+    assert torch.allclose(got, weights.loaded(Kit2(), swapped)(x))   # exactly the order rule, nothing else
