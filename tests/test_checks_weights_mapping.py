@@ -400,7 +400,8 @@ def test_permuted_registration_order_costs_the_student_never_pays():
         def forward(self, x):
             return self.w_o(torch.relu(self.w_q(x)))
 
-    state = {k: torch.randn(v.shape, generator=torch.Generator().manual_seed(1)) for k, v in Kit2().state_dict().items()}
+    gen = torch.Generator().manual_seed(1)
+    state = {k: torch.randn(v.shape, generator=gen) for k, v in Kit2().state_dict().items()}
     x = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
     want = weights.loaded(Kit2(), state)(x)
     with context.running(context.TestContext(exercise="multi_head_attention", nodeid="t::p")):
