@@ -30,7 +30,9 @@ class RunState:
     training tests, never by ``identify``, whose answer must not depend on what else the run
     grades); ``blamed`` maps a failing composite test's id to ``(exercise, culprits)`` when the
     composite's own code gave the expected result on the reference components (its components
-    are to blame; ``culprits`` those that alone change its output).
+    are to blame; ``culprits`` those that alone change its output); ``renamed`` maps a test's id to
+    the student's attributes it loaded weights into under other names (``"lut -> embedding"``,
+    :func:`autograder.checks.weights.load`), said when that test fails.
     """
 
     seed: int = 0
@@ -38,6 +40,7 @@ class RunState:
     graded: set = field(default_factory=set)
     named: dict = field(default_factory=dict)
     blamed: dict = field(default_factory=dict)
+    renamed: dict = field(default_factory=dict)
     hybrids: Any = None
 
     def start(self, student: Any, hybrids: Any) -> None:

@@ -42,7 +42,9 @@ from ``lengths``, ``random_padding_mask``, ``attention_mask``, ``random_mask``, 
 **Weights** (:mod:`.weights`, state dicts under the kit's names): drawn (``linear_state``,
 ``mha_state``, ``ffn_state``), read from a PyTorch oracle (``kit_state(module)``: an
 ``nn.MultiheadAttention``, a Transformer layer or stack), loaded (``loaded(module, state, what)``:
-the module with the state loaded, in eval mode; ``load`` fails clearly on misnamed attributes).
+the module with the state loaded, in eval mode, under the module's own names when it has the
+contract's structure under others, :mod:`.renaming`; ``expect_names``: the one names test of an
+exercise).
 
 **Oracles**: :mod:`.oracles`, PyTorch modules (``torch_mha(state, ...)``, ``mha_forward``,
 ``torch_layer``, ``torch_stack``, ``randomize_``) run through the slow path by ``run(module,

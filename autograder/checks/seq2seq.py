@@ -19,16 +19,54 @@ def rig_generator(model, bias: torch.Tensor | None = None, *, never: int | None 
 
     ``bias`` given: ``generator.weight`` becomes 0 and ``generator.bias`` becomes ``bias``, so
     every step predicts ``bias.argmax()``. ``never`` given: that token's bias is lowered by 1e4,
-    so it is never the argmax.
+    so it is never the argmax. A generator under another name is found by its shapes
+    (:func:`generator_keys`).
+
+    Raises:
+        SubmissionError: kind ``names``, no generator can be told apart.
     """
     state = model.state_dict()
+    weight_key, bias_key = generator_keys(state, None if bias is None else bias.shape[0])
     if bias is not None:
-        state["generator.weight"] = torch.zeros_like(state["generator.weight"])
-        state["generator.bias"] = bias.to(state["generator.bias"].dtype)
+        state[weight_key] = torch.zeros_like(state[weight_key])
+        state[bias_key] = bias.to(state[bias_key].dtype)
     if never is not None:
-        state["generator.bias"] = state["generator.bias"].clone()
-        state["generator.bias"][never] += NEVER
+        state[bias_key] = state[bias_key].clone()
+        state[bias_key][never] += NEVER
     model.load_state_dict(state)
+
+
+def generator_keys(state: dict, vocab: int | None = None) -> tuple[str, str]:
+    """The keys of the output layer's weight ``[V, d_model]`` and bias ``[V]`` in a Transformer's
+    ``state``: ``generator.weight``/``generator.bias`` when present; otherwise the one module
+    owning exactly a 2-D and a 1-D tensor of those shapes whose weight has the shape of a
+    one-tensor module's (the target embedding, ``[V, d_model]``), of ``V == vocab`` when given.
+
+    Raises:
+        SubmissionError: kind ``names``, none or several such modules.
+    """
+    if "generator.weight" in state and "generator.bias" in state:
+        return "generator.weight", "generator.bias"
+    owned: dict[str, list[str]] = {}
+    for key in state:
+        owned.setdefault(key.rpartition(".")[0], []).append(key)
+    tables = {tuple(state[keys[0]].shape) for keys in owned.values() if len(keys) == 1}
+    found = []
+    for keys in owned.values():
+        if len(keys) == 2:
+            keys = sorted(keys, key=lambda k: -state[k].dim())   # the weight first
+            weight, bias = (state[k].shape for k in keys)
+            if (len(weight) == 2 and tuple(weight) in tables and tuple(bias) == (weight[0],)
+                    and vocab in (None, weight[0])):
+                found.append(tuple(keys))
+    if len(found) != 1:
+        from autograder.i18n import _
+        from autograder.sandbox.errors import SubmissionError
+
+        raise SubmissionError("names", _("Transformer has no generator.weight and generator.bias, and no one "
+                                         "other layer of their shapes ([tgt_vocab_size, d_model], "
+                                         "[tgt_vocab_size]); use the attribute names of exercises/README.md"))
+    return found[0]
 
 
 def one_hot_bias(vocab: int, token: int, value: float = 10.0) -> torch.Tensor:

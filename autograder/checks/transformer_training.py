@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.checks import draws
+from autograder.checks import draws, renaming
 from autograder.i18n import _
 from autograder.checks.training import (  # noqa: F401  (linear_credit: for the suite)
     cached, catalog, graph_problem, linear_credit, plain_state, reported_problem, run_seed, trusted_process)
@@ -240,8 +240,9 @@ def _reference_with_named_mistakes(reference):
 
 def _reference_measures(state: dict, budget: TransformerBudget, held_src, held_tgt) -> TransformerRun:
     """Accuracy and held-out loss of the reference ``Transformer`` carrying ``state`` (the
-    contract fixes every parameter's name; extra keys are allowed; a missing or misshapen one
-    gives accuracy 0 with a note naming it), and the loss of an untrained reference."""
+    contract fixes every parameter's name; extra keys are allowed; the contract's structure under
+    other names is matched by :func:`.renaming.correspond`; a missing or misshapen parameter gives
+    accuracy 0 with a note naming it), and the loss of an untrained reference."""
     from autograder.mistakes import implementations
 
     try:
@@ -255,6 +256,13 @@ def _reference_measures(state: dict, budget: TransformerBudget, held_src, held_t
     loss_before = _heldout_loss(probe, held_src, held_tgt, budget)
     expected = probe.state_dict()
     wrong = [k for k, v in expected.items() if k not in state or tuple(state[k].shape) != tuple(v.shape)]
+    if wrong:   # the contract's structure under other names: the trained values under the contract's
+        try:
+            pairs = renaming.correspond([(k, tuple(v.shape)) for k, v in expected.items()],
+                                        [(k, tuple(v.shape)) for k, v in state.items()], strict=True)
+            state, wrong = {k: state[pairs[k]] for k in expected}, []
+        except renaming.NoCorrespondence:
+            pass
     if wrong:
         return TransformerRun(accuracy=0.0, loss_before=loss_before, note=_(
             "the trained weights do not have the contract's parameter names and shapes "

@@ -4,8 +4,9 @@ loaded into a module.
 A test loads the same state dict into the student's module, the reference and the mutants
 (:func:`loaded`: the module loaded and in eval mode; :func:`load`), so outputs are comparable
 number for number. Names follow exercises/README.md
-(``q_proj.weight``, ``linear1.bias``, ``self_attn.q_proj.weight``, ``layers.0.norm1.weight``, ...).
-Drawn: :func:`linear_state`, :func:`mha_state`, :func:`ffn_state`; read from a PyTorch module
+(``q_proj.weight``, ``linear1.bias``, ``self_attn.q_proj.weight``, ``layers.0.norm1.weight``, ...);
+a module with the same structure under other names is loaded under its own (:mod:`.renaming`),
+and :func:`expect_names`, one test per exercise, counts the names. Drawn: :func:`linear_state`, :func:`mha_state`, :func:`ffn_state`; read from a PyTorch module
 (:mod:`autograder.checks.oracles`): :func:`kit_state`.
 """
 
@@ -16,8 +17,11 @@ import math
 import torch
 from torch import nn
 
+from autograder.checks import renaming
 from autograder.checks.inputs import randn
+from autograder.context import current
 from autograder.i18n import _
+from autograder.sandbox.errors import SubmissionError
 
 
 def linear_state(rng: torch.Generator, prefix: str, in_features: int, out_features: int, *,
@@ -122,21 +126,135 @@ def kit_state(module: nn.Module, prefix: str = "") -> dict[str, torch.Tensor]:
     raise TypeError(f"kit_state(): no kit module matches {type(module).__name__}")
 
 
-def load(module, state: dict[str, torch.Tensor], what: str) -> None:
-    """Load ``state`` into a (student's or reference) module; fail clearly when the module has
-    parameters or buffers the state does not name (its attribute names differ from the contract).
-
-    Keys of ``state`` the module lacks are ignored here: the module then computes something
-    else, and the output comparison says so (and can name the mistake, e.g. a missing final norm).
+def layout(module) -> list[tuple[str, tuple[int, ...]]]:
+    """``[(name, shape)]`` of ``module.state_dict()``, in its order (for a student's module, what its
+    child reports: read only to rename the grader's own state, see :mod:`.renaming`).
 
     Raises:
-        AssertionError: the module has parameters or buffers ``state`` lacks.
+        AssertionError: ``state_dict()`` did not give names and tensors.
     """
-    missing, _unexpected = module.load_state_dict(state, strict=False)
-    if missing:
-        raise AssertionError(_("{what} has parameters or buffers the exercise does not name: {keys}; "
-                               "use the attribute names of the exercise").format(
-            what=what, keys=", ".join(sorted(missing)[:8])))
+    state = module.state_dict()
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                              for k, v in state.items()):
+        raise AssertionError(_("{what}.state_dict() did not return names and tensors").format(what=_class(module)))
+    return [(k, tuple(v.shape)) for k, v in state.items()]
+
+
+def _class(module) -> str:
+    """The module's class name (a handle's: what the child reported)."""
+    name = getattr(module, "tkit_type", None) or type(module).__name__
+    return str(name).rpartition(".")[2]
+
+
+def _state_layout(state: dict[str, torch.Tensor]) -> list[tuple[str, tuple[int, ...]]]:
+    return [(k, tuple(v.shape)) for k, v in state.items()]
+
+
+def _no_match(module, unnamed: list[str], reason: str) -> SubmissionError:
+    """The failure when no correspondence exists: kind ``names``, a first line that depends only on
+    the module's class, so the reports show it once (reports/causes.py); then why, with shapes."""
+    keys = sorted(unnamed)
+    text = _("{what} has parameters or buffers the exercise does not name, and they do not correspond one to "
+             "one to the exercise's by shape").format(what=_class(module))
+    text += "\n" + reason + "\n" + _("Not named by the exercise: {keys}").format(
+        keys=", ".join(keys[:8]) + (", ..." if len(keys) > 8 else ""))
+    text += "\n" + _("Use the attribute names of exercises/README.md (or the same structure under other names): "
+                     "every test that loads weights into this module fails until then.")
+    return SubmissionError("names", text)
+
+
+def transformer_state(src_vocab: int, tgt_vocab: int, d_model: int, num_heads: int, num_encoder_layers: int,
+                      num_decoder_layers: int, d_ff: int, max_len: int) -> dict[str, torch.Tensor]:
+    """Zeros under the names and shapes of the contract's ``Transformer`` (exercises/README.md 9),
+    in the reference's order (``src_embed.embedding.weight`` ... ``generator.bias``): the state a
+    names test (:func:`expect_names`) compares with, built from PyTorch's layers (no reference)."""
+    state = {"src_embed.embedding.weight": torch.zeros(src_vocab, d_model),
+             "tgt_embed.embedding.weight": torch.zeros(tgt_vocab, d_model),
+             "pos_encoding.pe": torch.zeros(1, max_len, d_model)}
+    for kind, layers in (("encoder", num_encoder_layers), ("decoder", num_decoder_layers)):
+        layer = (nn.TransformerEncoderLayer if kind == "encoder" else nn.TransformerDecoderLayer)(
+            d_model, num_heads, d_ff, batch_first=True)
+        stack = (nn.TransformerEncoder(layer, layers, enable_nested_tensor=False) if kind == "encoder"
+                 else nn.TransformerDecoder(layer, layers))
+        state.update({k: torch.zeros_like(v) for k, v in kit_state(stack, f"{kind}.").items()})
+    state.update({"generator.weight": torch.zeros(tgt_vocab, d_model), "generator.bias": torch.zeros(tgt_vocab)})
+    return state
+
+
+def load(module, state: dict[str, torch.Tensor], what: str | None = None, *, strict: bool = False) -> None:
+    """Load ``state`` into a (student's or reference) module, under the module's own names when
+    they differ from the contract's but the structure is the same (:mod:`.renaming`).
+
+    When the names agree this is ``module.load_state_dict(state, strict=strict)``. When the module
+    has parameters or buffers the state does not name, they are matched to the state's by
+    :func:`.renaming.correspond` and the state is loaded under the module's names; the renamed
+    attributes are noted for the running test (a failing test then says its weights were matched).
+    Without ``strict``, keys of ``state`` the module lacks are ignored here: the module then
+    computes something else, and the output comparison says so (and can name the mistake, e.g. a
+    missing final norm). ``what`` is kept for callers; messages name the module's class.
+
+    Raises:
+        SubmissionError: kind ``names``: the module has parameters or buffers the state lacks and no
+            correspondence exists; (``strict``) PyTorch's error when the module lacks some of the
+            state's keys and has none the state lacks; what the student's ``load_state_dict`` raises.
+    """
+    missing, unexpected = module.load_state_dict(state, strict=False)
+    if not missing:
+        if strict and unexpected:
+            module.load_state_dict(state)   # PyTorch's own message, as before
+        return
+    try:
+        pairs = renaming.correspond(_state_layout(state), layout(module), strict=strict)
+    except renaming.NoCorrespondence as exc:
+        raise _no_match(module, list(missing), str(exc)) from None
+    module.load_state_dict({pairs[k]: v for k, v in state.items() if k in pairs}, strict=strict)
+    ctx = current(required=False)
+    if ctx is not None:
+        noted = ctx.run.renamed.setdefault(ctx.nodeid, [])
+        noted += [r for r in renaming.renamed_attributes(pairs) if r not in noted]
+
+
+def expect_names(build, student, state: dict[str, torch.Tensor], *, what: str, unmatched: bool = True) -> None:
+    """The names test of an exercise: the one test that loses its points when the student's
+    module has the exercise's structure under other attribute names (the value tests load their
+    weights under the student's names, :func:`load`).
+
+    ``build(student)`` makes the module; ``state`` is a state dict under the exercise's names
+    (only names and shapes are read). Passes when the names and shapes agree, or when the only
+    renamed attributes are other exercises' (a composite holding a renamed component: that
+    component's own names test counts it; :data:`.renaming.COMPONENTS`).
+
+    Args:
+        unmatched: when no correspondence exists, fail (True) or return (False: the test compares
+            the structure itself next, e.g. to name fused projections).
+
+    Raises:
+        AssertionError: renamed attributes of this exercise (each named, ``yours -> exercise's``);
+            the exercise's parameters missing. SubmissionError (kind ``names``): parameters the
+            exercise does not name, no correspondence.
+    """
+    module = build(student)
+    theirs, ours = layout(module), _state_layout(state)
+    if sorted(theirs) == sorted(ours):
+        return
+    try:
+        pairs = renaming.correspond(ours, theirs, strict=True)
+    except renaming.NoCorrespondence as exc:
+        if not unmatched:
+            return
+        named = {k for k, _ in ours}
+        unnamed = [k for k, _ in theirs if k not in named]
+        if unnamed:
+            raise _no_match(module, unnamed, str(exc)) from None
+        raise AssertionError(_("{what}: the parameters and buffers do not match the exercise's ({reason})").format(
+            what=what, reason=exc)) from None
+    ctx = current(required=False)
+    renamed = renaming.renamed_attributes(pairs, ctx.exercise if ctx is not None else None)
+    if renamed:
+        raise AssertionError(_("{what}: attributes named otherwise than in exercises/README.md: {renamed}. The "
+                               "other tests loaded their weights under your names (matched to the exercise's by "
+                               "shape and registration order), so only this test counts the names: rename them.").format(
+            what=what, renamed=", ".join(renamed[:12]) + (", ..." if len(renamed) > 12 else "")))
 
 
 def loaded(module, state: dict[str, torch.Tensor], what: str | None = None, *, dtype: torch.dtype | None = None):
@@ -148,23 +266,21 @@ def loaded(module, state: dict[str, torch.Tensor], what: str | None = None, *, d
         module: a kit module just built from ``impl`` (the student's module is a handle: every
             call runs in the child).
         state: ``{name: tensor}`` under the kit's names (drawn here or read from an oracle by
-            :func:`kit_state`); its values are copied into the module's parameters.
-        what: the module's name in the message; the state is then loaded by :func:`load` (a
-            parameter the state lacks fails clearly, a key the module lacks is ignored). None:
-            ``load_state_dict(state)``, strict (PyTorch's error names any key that differs).
+            :func:`kit_state`); its values are copied into the module's parameters, under the
+            module's own names when it has the same structure under others (:func:`load`).
+        what: given: a key of ``state`` the module lacks is ignored. None: strict, every key
+            of ``state`` must reach the module (PyTorch's error names one that does not).
         dtype: the module's dtype after loading (``torch.float64``: the same values in float64).
 
     Returns:
         ``module``.
 
     Raises:
-        AssertionError: (``what`` given) the module has parameters or buffers ``state`` lacks.
-        SubmissionError: the student's code failed, (``what`` None) on a key that differs too.
+        SubmissionError: the student's code failed; kind ``names``: the module has parameters or
+            buffers ``state`` lacks and no correspondence (:mod:`.renaming`); (``what`` None) a key
+            of ``state`` that does not reach the module.
     """
-    if what is None:
-        module.load_state_dict(state)
-    else:
-        load(module, state, what)
+    load(module, state, what, strict=what is None)
     if dtype is not None:
         module.to(dtype)
     module.eval()

@@ -1,7 +1,8 @@
 """One message per cause: failures that share one cause are shown once, with a count.
 
-A syntax error, a missing file, a timeout or an untouched TODO ("not implemented yet") fails
-every test that meets it, with the same message. :func:`of_tests` groups the failing tests by
+A syntax error, a missing file, a timeout, an untouched TODO ("not implemented yet") or a module
+whose parameters match the exercise's neither by name nor by structure (kind ``names``,
+:func:`autograder.checks.weights.load`) fails every test that meets it, with the same message. :func:`of_tests` groups the failing tests by
 cause so that the reports (:mod:`autograder.reports.render`, :mod:`autograder.reports.console`)
 show each message once, at the top, with how many tests it affects; the tests themselves then
 only point to it. Presentation only: no score changes.
@@ -35,6 +36,7 @@ FAILURE_HINTS = {
     "encode_error": N_("your code returned a value the grader cannot receive"),
     "protocol": N_("your code disturbed the grader's process"),
     "gave_up": N_("the grader skipped the remaining tests after your code crashed or timed out repeatedly"),
+    "names": N_("the module's parameters do not match the exercise's names or structure"),
 }
 
 
@@ -44,7 +46,7 @@ def hint(kind: str) -> str:
 
 
 # the failure kinds (SubmissionError kinds) that one message explains for many tests
-KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented")
+KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names")
 
 
 def _first_line(text: str | None) -> str:

@@ -34,7 +34,7 @@ def named_mistakes(results: Results | dict) -> list[str]:
 
 #: SubmissionError kinds that take a whole exercise away (not a wrong value): an instructor looks
 #: at these first, because one fix (a file, a line, a loop) may give back many points.
-ATTENTION_KINDS = ("missing_file", "syntax_error", "import_error", "timeout", "time_limit", "crash", "gave_up")
+ATTENTION_KINDS = ("missing_file", "syntax_error", "import_error", "timeout", "time_limit", "crash", "gave_up", "names")
 
 
 def needs_attention(class_results: dict[str, Results | dict]) -> list[dict]:

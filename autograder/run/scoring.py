@@ -60,7 +60,17 @@ def explain(session, excinfo, extra: dict, ctx) -> str:
     """The student-facing text of a failure; sets the failure's fields of ``extra`` (``mistake``,
     ``convention``, ``components_at_fault``, ``failure``, ``not_graded``, and the instructor-side
     ``signature`` of a wrong output). A grader error's
-    details go to the instructor's log only."""
+    details go to the instructor's log only. A test that loaded its weights under the student's
+    other attribute names (:func:`autograder.checks.weights.load`) says so."""
+    text = _explain(session, excinfo, extra, ctx)
+    renamed = session.run.renamed.get(ctx.nodeid)
+    if renamed and excinfo is not None and isinstance(excinfo.value, AssertionError) \
+            and not isinstance(excinfo.value, SubmissionError):
+        text = _with_renamed(text, renamed)
+    return text
+
+
+def _explain(session, excinfo, extra: dict, ctx) -> str:
     if excinfo is None:
         return _("failed")
     exc = excinfo.value
@@ -92,6 +102,13 @@ def explain(session, excinfo, extra: dict, ctx) -> str:
     extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
     return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(session.submission),
                                 log_path=session.options.error_log)
+
+
+def _with_renamed(text: str, renamed: list[str]) -> str:
+    """A failing test's message, with the note that its weights went to renamed attributes."""
+    return text + "\n" + _("This test loaded its weights into your attributes of other names, matched to the "
+                           "exercise's by shape and registration order ({renamed}); if that matching is wrong, "
+                           "use the exercise's names.").format(renamed=", ".join(renamed[:8]))
 
 
 def with_printed(text: str, printed: str) -> str:

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import inputs, say
+from autograder.checks import inputs, say, weights
 from autograder.checks import expect_raises, expect_reference
 
 pytestmark = pytest.mark.exercise("embedding")
@@ -21,8 +21,7 @@ def test_random_sizes_float32_and_float64(student, rng):
     ids[0, 0], ids[-1, -1] = 0, vocab - 1
 
     def run(impl):
-        m = impl.embedding.TokenEmbedding(vocab, d_model)
-        m.load_state_dict({"embedding.weight": weight})
+        m = weights.loaded(impl.embedding.TokenEmbedding(vocab, d_model), {"embedding.weight": weight})
         out32 = m(ids)
         return out32, m.double()(ids)
 
@@ -44,8 +43,7 @@ def test_one_token_and_negative_padding_idx(student, rng):
     last = torch.full((1, 1), vocab - 1)
 
     def run(impl):
-        m = impl.embedding.TokenEmbedding(vocab, d_model, padding_idx=-1)
-        m.load_state_dict({"embedding.weight": weight})
+        m = weights.loaded(impl.embedding.TokenEmbedding(vocab, d_model, padding_idx=-1), {"embedding.weight": weight})
         return m(one), m(last)
 
     expect_reference(run, student, what=say(f"TokenEmbedding({vocab}, {d_model}, padding_idx=-1) on one token",

@@ -144,7 +144,7 @@ def test_memory_padding_invariance(student, seed):
                                        "memory의 패딩 위치를 바꾼 뒤의 Decoder 출력"))
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0.25)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes DecoderLayer deterministic and equal to PyTorch's eval output
     ko: dropout=0.5 라도 eval() 에서는 DecoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
@@ -153,3 +153,16 @@ def test_eval_is_deterministic(student, seed):
     expect_equal(_layer_run(oracle.state, x, memory, False, dropout=0.5, calls=2), student,
                  (oracle.expected, oracle.expected), what=say("DecoderLayer(dropout=0.5).eval()(x, memory), called twice",
                            "두 번 호출한 DecoderLayer(dropout=0.5).eval()(x, memory)"))
+
+
+@pytest.mark.points(0.25)
+def test_attribute_names(student):
+    """DecoderLayer and Decoder have the attributes of exercises/README.md (self_attn, cross_attn, feed_forward, norm1..3; layers, norm)
+    ko: DecoderLayer와 Decoder의 속성 이름이 exercises/README.md와 같습니다 (self_attn, cross_attn, feed_forward, norm1..3; layers, norm)"""
+    gen = torch.Generator().manual_seed(0)
+    layer = weights.kit_state(oracles.torch_layer("decoder", D, H, FF, norm_first=False, rng=gen))
+    stack = weights.kit_state(oracles.torch_stack("decoder", 2, D, H, FF, norm_first=True, rng=gen))
+    weights.expect_names(lambda impl: impl.decoder.DecoderLayer(D, H, FF), student, layer,
+                         what=f"DecoderLayer({D}, {H}, {FF})")
+    weights.expect_names(lambda impl: impl.decoder.Decoder(2, D, H, FF, norm_first=True), student, stack,
+                         what=f"Decoder(2, {D}, {H}, {FF}, norm_first=True)")

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from autograder.checks import mistaken
+from autograder.checks import mistaken, weights
 from autograder.checks import expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("embedding")
@@ -22,28 +22,37 @@ def test_lookup_is_scaled_by_sqrt_d_model(student):
     ko: 출력이 embedding.weight[token_ids] * sqrt(d_model)과 같습니다
     """
     def run(impl):
-        m = impl.embedding.TokenEmbedding(VOCAB, D_MODEL)
-        m.load_state_dict({"embedding.weight": WEIGHT})
-        return m(IDS)
+        return weights.loaded(impl.embedding.TokenEmbedding(VOCAB, D_MODEL), {"embedding.weight": WEIGHT})(IDS)
 
     expect_equal(run, student, WEIGHT[IDS] * math.sqrt(D_MODEL), what="TokenEmbedding(11, 6)(token_ids)",
                  known_mistakes=mistaken.embedding(WEIGHT, IDS))
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.75)
 def test_padding_row_is_zero(student):
-    """InputEmbeddings (the alias) passes padding_idx to nn.Embedding: padding ids give zero vectors
+    """InputEmbeddings (the alias) with padding_idx: padding ids give zero vectors
 
-    ko: InputEmbeddings(별칭)가 padding_idx를 nn.Embedding에 넘겨 패딩 id는 0 벡터가 됩니다
+    ko: padding_idx를 준 InputEmbeddings(별칭)에서 패딩 id는 0 벡터가 됩니다
     """
     def run(impl):
-        m = impl.embedding.InputEmbeddings(VOCAB, D_MODEL, padding_idx=1)
-        return m.embedding.padding_idx, m(IDS).eq(0).all(dim=-1)
+        return impl.embedding.InputEmbeddings(VOCAB, D_MODEL, padding_idx=1)(IDS).eq(0).all(dim=-1)
 
-    expect_equal(run, student, (1, IDS == 1), what=say("InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
-                                                        "which outputs are zero vectors)",
-                                                        "InputEmbeddings(11, 6, padding_idx=1): (embedding.padding_idx, "
-                                                        "영벡터인 출력의 위치)"))
+    expect_equal(run, student, IDS == 1, what=say("InputEmbeddings(11, 6, padding_idx=1): which outputs are zero vectors",
+                                                  "InputEmbeddings(11, 6, padding_idx=1): 영벡터인 출력의 위치"))
+
+
+@pytest.mark.points(0.25)
+def test_attribute_names(student):
+    """the module has embedding: nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)
+
+    ko: 모듈에 embedding: nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)이 있습니다
+    """
+    def build(impl):
+        return impl.embedding.TokenEmbedding(VOCAB, D_MODEL, padding_idx=1)
+
+    weights.expect_names(build, student, {"embedding.weight": WEIGHT}, what="TokenEmbedding(11, 6, padding_idx=1)")
+    expect_equal(lambda impl: build(impl).embedding.padding_idx, student, 1,
+                 what="TokenEmbedding(11, 6, padding_idx=1).embedding.padding_idx")
 
 
 @pytest.mark.points(0.5)

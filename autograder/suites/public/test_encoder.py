@@ -101,7 +101,7 @@ def test_padding_invariance(student, seed):
                 valid=inputs.valid_positions(kpm))
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.75)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes EncoderLayer deterministic and equal to PyTorch's eval output
     ko: dropout=0.5 라도 eval() 에서는 EncoderLayer가 결정적이며 PyTorch의 eval 출력과 같습니다"""
@@ -115,3 +115,16 @@ def test_eval_is_deterministic(student, seed):
 
     expect_equal(run, student, (expected, expected), what=say("EncoderLayer(dropout=0.5).eval()(x), called twice",
                                                             "두 번 호출한 EncoderLayer(dropout=0.5).eval()(x)"))
+
+
+@pytest.mark.points(0.25)
+def test_attribute_names(student):
+    """EncoderLayer and Encoder have the attributes of exercises/README.md (self_attn, feed_forward, norm1, norm2; layers, norm)
+    ko: EncoderLayer와 Encoder의 속성 이름이 exercises/README.md와 같습니다 (self_attn, feed_forward, norm1, norm2; layers, norm)"""
+    gen = torch.Generator().manual_seed(0)
+    layer = weights.kit_state(oracles.torch_layer("encoder", D, H, FF, norm_first=False, rng=gen))
+    stack = weights.kit_state(oracles.torch_stack("encoder", 2, D, H, FF, norm_first=True, rng=gen))
+    weights.expect_names(lambda impl: impl.encoder.EncoderLayer(D, H, FF), student, layer,
+                         what=f"EncoderLayer({D}, {H}, {FF})")
+    weights.expect_names(lambda impl: impl.encoder.Encoder(2, D, H, FF, norm_first=True), student, stack,
+                         what=f"Encoder(2, {D}, {H}, {FF}, norm_first=True)")

@@ -26,9 +26,7 @@ def test_matches_the_formula(student):
     ko: 불러온 가중치로 FFN(x) = max(0, x W1 + b1) W2 + b2입니다
     """
     def run(impl):
-        m = impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF)
-        m.load_state_dict(STATE)
-        return m(X)
+        return weights.loaded(impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF), STATE)(X)
 
     expect_equal(run, student, _formula(X), what="PositionwiseFeedForward(6, 10)(x[2, 4, 6])",
                  known_mistakes=mistaken.feed_forward(STATE, X))
@@ -40,6 +38,9 @@ def test_layer_shapes(student):
 
     ko: linear1은 nn.Linear(d_model, d_ff), linear2는 nn.Linear(d_ff, d_model)입니다
     """
+    weights.expect_names(lambda impl: impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF), student, STATE,
+                         what="PositionwiseFeedForward(6, 10)", unmatched=False)
+
     def run(impl):
         m = impl.feed_forward.PositionwiseFeedForward(D_MODEL, D_FF)
         return {name: list(t.shape) for name, t in m.state_dict().items()}

@@ -138,6 +138,9 @@ def test_named_projections(student):
 
     ko: 모듈에 q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads, head_dim이 있습니다
     """
+    weights.expect_names(lambda impl: impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS), student, STATE,
+                         what="MultiHeadAttention(12, 3)", unmatched=False)
+
     def run(impl):
         m = impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS)
         shapes = {name: list(t.shape) for name, t in m.state_dict().items()}

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.checks import formulas, mistaken
+from autograder.checks import formulas, mistaken, weights
 from autograder.checks import expect_differs, expect_equal, expect_raises, say
 
 pytestmark = pytest.mark.exercise("positional_encoding")
@@ -57,6 +57,9 @@ def test_pe_is_a_persistent_buffer(student):
 
     ko: pe는 [1, max_len, d_model] persistent buffer입니다: state_dict()에 있고, parameter가 아니며, .double()을 따릅니다
     """
+    weights.expect_names(lambda impl: impl.positional_encoding.PositionalEncoding(8, max_len=20), student,
+                         {"pe": torch.zeros(1, 20, 8)}, what="PositionalEncoding(8, max_len=20)", unmatched=False)
+
     def run(impl):
         m = impl.positional_encoding.PositionalEncoding(8, max_len=20)
         keys = sorted(m.state_dict())

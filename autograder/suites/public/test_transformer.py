@@ -13,7 +13,7 @@ d_ff=24, max_len=12, pad_id=0, BOS=1, EOS=2.
 import pytest
 import torch
 
-from autograder.checks import inputs, seq2seq
+from autograder.checks import inputs, seq2seq, weights
 from autograder.checks import (Mismatch, _, compare, expect_differs, expect_equal, expect_property, expect_raises,
                                expect_same, say)
 
@@ -79,7 +79,15 @@ def _uses_context(student, seed):
     _uses_earlier_tokens(student, seed)
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0.25)
+def test_attribute_names(student):
+    """the model has src_embed, tgt_embed, pos_encoding, encoder, decoder and generator as in exercises/README.md
+    ko: 모델에 exercises/README.md와 같은 src_embed, tgt_embed, pos_encoding, encoder, decoder, generator가 있습니다"""
+    weights.expect_names(_model, student, weights.transformer_state(V_SRC, V_TGT, D, H, 1, 1, FF, MAX_LEN),
+                         what=f"Transformer({V_SRC}, {V_TGT}, d_model={D}, ...)")
+
+
+@pytest.mark.points(0.25)
 def test_shapes(student, seed):
     """encode, decode and forward return [B, S, d_model], [B, T, d_model] and [B, T, tgt_vocab_size]
     ko: encode, decode, forward가 [B, S, d_model], [B, T, d_model], [B, T, tgt_vocab_size]를 돌려줍니다"""
