@@ -1,0 +1,158 @@
+"""The structural matcher (issue 33): each rewrite class applied to a correct copy is flagged,
+independent correct solutions are not, hostile modules are bounded, and the report shows it."""
+
+import csv
+import io
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import cli
+from autograder.similarity import matcher, normalise, report, structural
+
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "tests" / "data" / "similarity"))
+import evasion  # noqa: E402
+
+SETS = evasion.modules()
+
+
+def class_result(tmp_path, exercise: str, mods: dict[str, str]) -> matcher.Result:
+    entries = []
+    for sid, code in mods.items():
+        (tmp_path / sid).mkdir(parents=True)
+        (tmp_path / sid / f"{exercise}.py").write_text(code, encoding="utf-8")
+        entries.append((sid, tmp_path / sid))
+    return matcher.compare_class(entries, reference=False, names=[exercise], time_limit=None)
+
+
+def structure_of(result, a: str, b: str):
+    found = [p for p in result.structure if {p.student_a, p.student_b} == {a, b}]
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize("exercise", sorted(SETS))
+def test_each_rewrite_class_of_a_correct_copy_is_flagged_and_independent_solutions_are_not(tmp_path, exercise):
+    mods = dict(SETS[exercise], ind_reference=(REPO_ROOT / "solutions" / f"{exercise}.py").read_text(encoding="utf-8"))
+    result = class_result(tmp_path, exercise, mods)
+    for kind in evasion.REWRITES:
+        pair = structure_of(result, "copied", f"copy_{kind}")
+        assert pair is not None and pair.flagged, (kind, pair)
+    flagged = {(p.student_a, p.student_b) for p in result.structure if p.flagged}
+    independent = {(a, b) for a, b in flagged if a.startswith("ind_") and b.startswith("ind_")}
+    assert independent == set()
+    # the copy and its rewrites against independent solutions: only multi_head_attention's copy, which
+    # follows the stub's hints step by step as the reference does, reaches the reference (copydetect too)
+    crossed = {(a, b) for a, b in flagged if a.startswith("cop") != b.startswith("cop")}
+    assert all("ind_reference" in pair for pair in crossed) and (not crossed or exercise == "multi_head_attention")
+
+
+def test_the_api_rewrite_that_copydetect_misses_is_flagged_by_structure(tmp_path):
+    mods = {k: SETS["multi_head_attention"][k] for k in ("copied", "copy_api")}
+    result = class_result(tmp_path, "multi_head_attention", mods)
+    code = [p for p in result.pairs if {p.student_a, p.student_b} == {"copied", "copy_api"}]
+    assert not code or not code[0].flagged  # tokens: chunk/stack, setattr loop, %-formatting, keywords
+    pair = structure_of(result, "copied", "copy_api")
+    assert pair.structure == 1.0 and pair.flagged
+    assert report.evidence_of(result, None)[("copied", "copy_api", "multi_head_attention")] == "structure"
+
+
+def test_rewrite_normal_forms_are_equal():
+    """The mechanism: each equivalent pair of forms gives the same node."""
+    def sinks(body: str) -> set:
+        g = normalise.graph("import torch\nimport torch.nn.functional as F\n"
+                            "def f(x, y, n):\n" + "".join("    " + line + "\n" for line in body.splitlines()))
+        return set(g.sinks)
+
+    same = [("return x.view(2, n, 3).transpose(1, 2)", "return torch.stack(x.chunk(n, dim=-1), dim=1)"),
+            ("return torch.cat(x.unbind(1), -1)", "return x.transpose(1, 2).flatten(2)"),
+            ("return F.softmax(x, dim=-1)", "return x.softmax(-1)"),
+            ("raise ValueError(f'bad {n} and {x.shape}')", "raise ValueError('bad %s and %s' % (tuple(x.shape), n))"),
+            ("a = x * y\nunused = a + 1\nb = a - n\nreturn b", "return x * y - n"),
+            ("if not (n >= 2 and n % 2 == 0):\n    raise ValueError(n)", "if n % 2 != 0 or n < 2:\n    raise ValueError(n)"),
+            ("return x.size(1) + x.shape[1]", "a, b, c = x.shape\nreturn b + b"),
+            ("return x / n ** 0.5", "return x.div(torch.sqrt(n))"),
+            ("return torch.matmul(x, y.transpose(-2, -1))", "return x @ y.mT"),
+            ("return torch.arange(start=0, end=n).float()", "return torch.arange(0, n)")]
+    for a, b in same:
+        assert sinks(a) == sinks(b), (a, b)
+    assert sinks("return x + y") != sinks("return x * y")
+    assert sinks("return x.sin()") != sinks("return x.cos()")
+
+
+def test_a_helper_is_inlined_and_a_setattr_loop_is_unrolled():
+    loop = ("from torch import nn\nclass M(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+            "        for n in ('q', 'k'):\n            setattr(self, f'{n}_proj', nn.Linear(d, d))\n"
+            "    def forward(self, x):\n        return self.q_proj(x) + self.k_proj(x)\n")
+    plain = ("from torch import nn\nclass M(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+             "        self.a = nn.Linear(d, d)\n        self.b = nn.Linear(d, d)\n"
+             "    def forward(self, x):\n        return self._sum(self.a(x), self.b(x))\n"
+             "    def _sum(self, p, q):\n        out = p + q\n        return out\n")
+    entries = {"M.__init__", "M.forward"}
+    assert structural.features(loop, entries) == structural.features(plain, entries) != frozenset()
+
+
+@pytest.mark.parametrize("code", [
+    "def f(x):\n    return " + "-" * 100_000 + "x\n",                # the parser's own recursion
+    "def f(x):\n    return x" + " + x" * 20_000 + "\n",             # a 20,000-deep expression tree
+    "x = (" * 150 + "1" + ")" * 150 + "\n",                          # deep brackets
+    "def f(x):\n    return x +\n",                                   # a syntax error
+    "def f(x):\n    return x\x00\n",                                 # a null byte
+])
+def test_hostile_modules_give_no_features_or_bounded_ones_quickly(code):
+    start = time.monotonic()
+    feats = structural.features(code)
+    assert time.monotonic() - start < 5.0
+    assert isinstance(feats, frozenset) and len(feats) <= normalise.MAX_NODES
+
+
+def test_exponential_inlining_stops_at_the_node_budget():
+    """Helpers that each call the previous one twice: 2**40 expansions, cut by MAX_NODES/MAX_INLINE."""
+    code = "def h0(x):\n    return x * x\n" + "".join(
+        f"def h{i}(x):\n    return h{i - 1}(x) + h{i - 1}(x + 1)\n" for i in range(1, 40)) + "def f(x):\n    return h39(x)\n"
+    start = time.monotonic()
+    feats = structural.features(code, {"f"})
+    assert time.monotonic() - start < 5.0 and len(feats) < normalise.MAX_NODES
+
+
+def test_a_huge_module_is_refused_by_intake_for_that_student_only(tmp_path):
+    from autograder.intake import limits
+
+    good = SETS["attention"]["copied"]
+    big = good + "\n" + "y = [1]\n" * (limits.MODULE_MAX_BYTES // 8 + 10)
+    result = class_result(tmp_path, "attention", {"ann": good, "bob": SETS["attention"]["copy_api"], "eve": big})
+    assert set(result.refused) == {"eve"} and "SubmissionTooLarge" in result.refused["eve"]
+    assert structure_of(result, "ann", "bob").flagged
+
+
+def test_near_the_size_limit_a_module_is_compared_in_bounded_time():
+    from autograder.intake import limits
+
+    body = "".join(f"    v{i} = x.view(-1) + {i}\n    x = v{i} * x\n" for i in range(limits.MODULE_MAX_BYTES // 60))
+    code = "def f(x):\n" + body + "    return x\n"
+    assert len(code) < limits.MODULE_MAX_BYTES
+    start = time.monotonic()
+    structural.features(code)
+    assert time.monotonic() - start < 20.0
+
+
+def test_report_files_keep_similarity_csv_and_add_the_structure_csv_and_html_section(tmp_path):
+    mods = {k: SETS["multi_head_attention"][k] for k in ("copied", "copy_api", "ind_permute")}
+    for sid, code in mods.items():
+        (tmp_path / "class" / sid).mkdir(parents=True)
+        (tmp_path / "class" / sid / "multi_head_attention.py").write_text(code, encoding="utf-8")
+    out = tmp_path / "out"
+    run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "class"), "--out", str(out),
+                                        "--exercise", "multi_head_attention", "--workers", "1", "--no-reference"])
+    assert run.exit_code == 0, run.output
+    code_rows = list(csv.reader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
+    assert code_rows[0] == list(report.CSV_COLUMNS)
+    assert all(float(row[3]) >= matcher.CSV_MIN for row in code_rows[1:])
+    rows = list(csv.reader(io.StringIO((out / "similarity-structure.csv").read_text(encoding="utf-8"))))
+    assert rows[0] == list(report.STRUCTURE_COLUMNS)
+    assert ["copied", "copy_api", "multi_head_attention", "1.0000"] == rows[1][:4] and int(rows[1][4]) >= 25
+    html = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "Same structure" in html and "<td>structure</td>" in html
