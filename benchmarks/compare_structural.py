@@ -73,7 +73,7 @@ def independent(a: str, b: str) -> bool:
 def main() -> None:
     if "--check" in sys.argv[1:]:
         import check_correct  # noqa: F401 - tests/data/similarity/check_correct.py raises on a wrong module
-    print(f"{'exercise':<22} {'pair':<40} {'copydetect':>10} {'structural':>10}")
+    print(f"{'exercise':<22} {'pair':<40} {'copydetect':>10} {'structural':>10}   (* flagged)")
     summary = []
     for exercise, mods in evaluation_classes().items():
         pairs = compare(exercise, mods)
@@ -81,11 +81,12 @@ def main() -> None:
         rows = [(a, b, *pairs.get((a, b), (None, None))) for i, a in enumerate(names) for b in names[i + 1:]]
         code = {(a, b): (c.similarity if c else 0.0, bool(c and c.flagged)) for a, b, c, _ in rows}
         struct = {(a, b): (s.structure if s else 0.0, bool(s and s.flagged)) for a, b, _, s in rows}
+        shared = {(a, b): s.shared if s else 0 for a, b, _, s in rows}
         for kind in evasion.REWRITES:
             key = tuple(sorted(("copied", f"copy_{kind}")))
             if key[0] in mods:
                 print(f"{exercise:<22} {'copied / copy_' + kind:<40} {code[key][0]:>9.2f}{'*' if code[key][1] else ' '}"
-                      f" {struct[key][0]:>9.2f}{'*' if struct[key][1] else ' '}")
+                      f" {struct[key][0]:>9.2f}{'*' if struct[key][1] else ' '} ({shared[key]} features shared)")
                 summary.append((exercise, kind, code[key], struct[key]))
         ind = [(a, b) for a, b, _, _ in rows if independent(a, b)]
         top_c = max(ind, key=lambda k: code[k][0])
@@ -93,12 +94,14 @@ def main() -> None:
         print(f"{exercise:<22} {'highest independent (copydetect) ' + '/'.join(top_c):<40} {code[top_c][0]:>9.2f}"
               f"{'*' if code[top_c][1] else ' '} {struct[top_c][0]:>9.2f}")
         print(f"{exercise:<22} {'highest independent (structural) ' + '/'.join(top_s):<40} {code[top_s][0]:>9.2f}"
-              f"  {struct[top_s][0]:>9.2f}{'*' if struct[top_s][1] else ' '}")
+              f"  {struct[top_s][0]:>9.2f}{'*' if struct[top_s][1] else ' '} ({shared[top_s]} features shared)")
         flagged = [(k, code[k][1], struct[k][1]) for k in ind if code[k][1] or struct[k][1]]
         for k, c, s in flagged:
             print(f"{exercise:<22} FALSE FLAG {'/'.join(k)}: copydetect {code[k][0]:.2f}{' flagged' if c else ''}, "
                   f"structural {struct[k][0]:.2f}{' flagged' if s else ''}")
         summary.append((exercise, "independent pairs", len(ind), len(flagged)))
+        print(f"{exercise:<22} {len(ind)} independent pairs: copydetect flags {sum(c for _, c, _ in flagged)}, "
+              f"structural {sum(s for _, _, s in flagged)}")
     caught = {m: sum(row[2 + i][1] for row in summary if len(row) == 4 and isinstance(row[2], tuple))
               for i, m in enumerate(("copydetect", "structural"))}
     either = sum(row[2][1] or row[3][1] for row in summary if isinstance(row[2], tuple))

@@ -5,6 +5,7 @@ import csv
 import io
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -106,16 +107,16 @@ def test_hostile_modules_give_no_features_or_bounded_ones_quickly(code):
     start = time.monotonic()
     feats = structural.features(code)
     assert time.monotonic() - start < 5.0
-    assert isinstance(feats, frozenset) and len(feats) <= normalise.MAX_NODES
+    assert isinstance(feats, frozenset) and len(feats) <= normalise.MAX_WORK
 
 
 def test_exponential_inlining_stops_at_the_node_budget():
-    """Helpers that each call the previous one twice: 2**40 expansions, cut by MAX_NODES/MAX_INLINE."""
+    """Helpers that each call the previous one twice: 2**40 expansions, cut by MAX_WORK and MAX_INLINE."""
     code = "def h0(x):\n    return x * x\n" + "".join(
         f"def h{i}(x):\n    return h{i - 1}(x) + h{i - 1}(x + 1)\n" for i in range(1, 40)) + "def f(x):\n    return h39(x)\n"
     start = time.monotonic()
     feats = structural.features(code, {"f"})
-    assert time.monotonic() - start < 5.0 and len(feats) < normalise.MAX_NODES
+    assert time.monotonic() - start < 5.0 and len(feats) < normalise.MAX_WORK
 
 
 def test_a_huge_module_is_refused_by_intake_for_that_student_only(tmp_path):
@@ -156,3 +157,37 @@ def test_report_files_keep_similarity_csv_and_add_the_structure_csv_and_html_sec
     assert ["copied", "copy_api", "multi_head_attention", "1.0000"] == rows[1][:4] and int(rows[1][4]) >= 25
     html = (out / "similarity.html").read_text(encoding="utf-8")
     assert "Same structure" in html and "<td>structure</td>" in html
+
+
+def test_nested_unrolled_loops_that_make_no_nodes_still_stop():
+    """16**8 iterations of ``pass``: each statement evaluated counts towards MAX_WORK."""
+    code = "def f(x):\n" + "".join("    " * (i + 1) + f"for a{i} in ({', '.join(map(str, range(16)))}):\n"
+                                   for i in range(8)) + "    " * 9 + "pass\n    return x\n"
+    start = time.monotonic()
+    assert structural.features(code, {"f"}) == frozenset()
+    assert time.monotonic() - start < 10.0
+    with pytest.raises(normalise.TooComplex):
+        normalise.graph(code, {"f"})
+
+
+def test_a_large_tuple_moved_in_an_unrolled_loop_is_bounded():
+    code = ("import torch\ndef f(x):\n    t = (" + "x, " * 5000 + ")\n    for i in (" + "1, " * 16 + "):\n"
+            + "        for j in (" + "1, " * 16 + "):\n            y = torch.cat(t)\n    return y\n")
+    start = time.monotonic()
+    structural.features(code, {"f"})
+    assert time.monotonic() - start < 10.0
+
+
+def test_the_normaliser_handles_every_module_of_the_kit_and_torch_nn_without_error():
+    """No exception but TooComplex from real code of every shape (nested defs, comprehensions,
+    decorators, match, star-args, walrus...): the catch-all in ``features`` is a net, not a habit."""
+    import torch.nn.modules
+
+    files = [*REPO_ROOT.glob("autograder/**/*.py"), *REPO_ROOT.glob("solutions/*.py"),
+             *REPO_ROOT.glob("examples/sample_class/*/*.py"), *Path(torch.nn.modules.__file__).parent.glob("*.py")]
+    assert len(files) > 150
+    for path in files:
+        try:
+            normalise.graph(path.read_text(encoding="utf-8", errors="replace"))
+        except normalise.TooComplex:
+            pass

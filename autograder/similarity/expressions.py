@@ -32,6 +32,7 @@ class Expressions:
     """Evaluates expressions, conditions and calls (helpers inlined) into graph nodes."""
 
     def _ev(self, e, f, cls, store: bool = False) -> int:
+        self.g.tick()
         if f.depth > MAX_DEPTH:
             return self.g.node("deep")
         f.depth += 1
@@ -143,9 +144,10 @@ class Expressions:
 
     def _layout(self, values: list[int]) -> int:
         """One ``layout`` node over the non-layout, non-constant, non-factory values moved."""
-        g, leaves, todo, seen = self.g, [], list(values), 0
-        while todo and seen < self.g.MAX_LAYOUT:
-            v, seen = todo.pop(), seen + 1
+        g, leaves, todo = self.g, [], list(values)
+        while todo:
+            g.tick()
+            v = todo.pop()
             if g.label[v] in ("layout", "tuple"):
                 todo.extend(g.children[v])
             elif not g.label[v].startswith("C:") and g.label[v][5:] not in FACTORIES:

@@ -21,6 +21,9 @@ A pair is *flagged* when its similarity is at least :data:`FLAG_THRESHOLD` and t
 is at least :data:`FLAG_MIN_MATCH` filtered characters long (so a one-line exercise, where every
 correct answer looks alike, is not flagged by its shares alone).
 
+Each exercise's worker also runs the structural matcher (:mod:`autograder.similarity.structural`) on
+the same modules: its pairs are ``Result.structure``, flagged by their own rule.
+
 Submissions go through the kit's own intake (:func:`autograder.intake.submission.prepared`): a notebook or a
 zip is compared on the modules that are graded. The size limits of :mod:`autograder.intake.limits` refuse
 a submission for that student only; the whole run stops at a deadline.

@@ -29,7 +29,7 @@ Nodes are 64-bit blake2b hashes of ``(label, children hashes)``, stable across p
 
 Bounded on hostile input: a module that does not parse (syntax error, nesting the parser refuses
 with ``RecursionError`` or ``MemoryError``) gives no graph; expressions deeper than
-:data:`.expressions.MAX_DEPTH` become one opaque node; a module that makes more than :data:`MAX_NODES` nodes
+:data:`.expressions.MAX_DEPTH` become one opaque node; a module that needs more than :data:`MAX_WORK` units of work
 (inlining and unrolling included) stops with :class:`TooComplex`.
 """
 
@@ -40,18 +40,16 @@ from hashlib import blake2b
 
 from autograder.similarity.expressions import MUTATORS, Expressions
 
-MAX_NODES = 60_000      # node constructions per module (inlining and unrolling included)
+MAX_WORK = 200_000      # work units per module: each statement and expression evaluated, node made and child held
 MAX_UNROLL = 16         # a loop over a literal of at most this many items is unrolled
 
 class TooComplex(RuntimeError):
-    """The module made more than :data:`MAX_NODES` nodes."""
+    """The module needed more than :data:`MAX_WORK` units of work."""
 
 
 class Graph:
     """The interned nodes of one module: ``label[h]``, ``children[h]`` per node hash ``h``, and the
     ``sinks`` (node hashes) its entry points reach."""
-
-    MAX_LAYOUT = MAX_NODES  # values gathered into one layout node at most
 
     def __init__(self):
         self.label: dict[int, str] = {}
@@ -59,10 +57,14 @@ class Graph:
         self.sinks: list[int] = []
         self.made = 0
 
+    def tick(self, units: int = 1) -> None:
+        """Count ``units`` of work; raises :class:`TooComplex` past :data:`MAX_WORK`."""
+        self.made += units
+        if self.made > MAX_WORK:
+            raise TooComplex(f"more than {MAX_WORK} units of work")
+
     def node(self, label: str, *children: int, unordered: bool = False) -> int:
-        self.made += 1
-        if self.made > MAX_NODES:
-            raise TooComplex(f"more than {MAX_NODES} nodes")
+        self.tick(1 + len(children))
         kids = tuple(sorted(children)) if unordered else tuple(children)
         digest = blake2b(label.encode("utf-8", "surrogatepass"), digest_size=8)
         for kid in kids:
@@ -106,7 +108,7 @@ class Evaluator(Expressions):
     # -- entry points ------------------------------------------------------------------------
     def run(self) -> Graph:
         called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in self._calls()}
-        for name, func in self.functions.items():
+        for name, func in list(self.functions.items()):
             if self._entry(name, called):
                 self._evaluate(func, name, None)
         for cname, methods in self.classes.items():
@@ -149,6 +151,7 @@ class Evaluator(Expressions):
         return False
 
     def _stmt(self, s, f: _Frame, cls) -> bool:
+        self.g.tick()
         g, ev = self.g, (lambda e: self._ev(e, f, cls))
         if isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Call):
@@ -287,7 +290,7 @@ def graph(code: str, entries: set[str] | None = None) -> Graph | None:
 
     Returns None when ``code`` does not parse (``SyntaxError``, ``ValueError`` for a null byte, or
     ``RecursionError``/``MemoryError`` from the parser on deep nesting). Raises :class:`TooComplex`
-    past :data:`MAX_NODES` nodes.
+    past :data:`MAX_WORK` units of work.
     """
     try:
         tree = ast.parse(code)

@@ -6,7 +6,7 @@ substituted away, dead code dropped, helpers inlined, equivalent torch calls in 
 *features* are the hashes of every sub-expression of at least :data:`MIN_SIZE` nodes that a
 sink (return, raise, stored attribute) reaches. Features of the starter stub and of code that
 more than ``COMMON_SHARE`` of the class and more than ``COMMON_MIN_COUNT`` students wrote never
-count (the rule of :mod:`.matcher`). The structural similarity of two modules is the larger of the
+count (the rule of :mod:`.matcher`, its own constants). The structural similarity of two modules is the larger of the
 two directions: the share of A's features found in B, and of B's in A. A pair is *flagged* at
 :data:`FLAG_THRESHOLD` or more with at least :data:`FLAG_MIN_SHARED` features shared (so a
 short exercise, where correct answers coincide, needs more than a share). Thresholds chosen on
@@ -30,6 +30,8 @@ SIZE_CAP = 1 << 20      # sizes are counted up to this (a DAG may expand exponen
 FLAG_THRESHOLD = 0.6    # structural similarity at or above this ...
 FLAG_MIN_SHARED = 25    # ... with at least this many features shared flags a pair
 CSV_MIN = 0.3           # similarity-structure.csv lists the pairs at or above this
+COMMON_SHARE = 0.2      # features in more than this share of the class ...
+COMMON_MIN_COUNT = 10   # ... and in more than this many submissions never count (matcher's rule)
 
 
 @dataclass
@@ -60,6 +62,8 @@ def features(code: str, entries: set[str] | None = None) -> frozenset[int]:
         g = normalise.graph(code, entries)
     except normalise.TooComplex:
         return frozenset()
+    except Exception:  # noqa: BLE001 - a form the normaliser mishandles costs this module its features,
+        return frozenset()  # never the class's run (tests run the normaliser itself over 380+ real modules)
     if g is None:
         return frozenset()
     size: dict[int, int] = {}
@@ -85,9 +89,7 @@ def compare(a: frozenset, b: frozenset) -> tuple[float, float, int]:
 def exercise_features(codes: dict[str, str], stub: str | None, class_size: int, deadline=None) -> dict:
     """key -> features of ``codes`` for one exercise, without the stub's and the class-common
     features (the reference, key ``""``, counts neither towards nor as the class); ``deadline``
-    (``matcher._Deadline``) is checked between modules."""
-    from autograder.similarity import matcher
-
+    (``matcher._Deadline``: anything with ``check()``) is checked between modules."""
     entries = normalise.stub_entries(stub)
     boilerplate = features(stub, entries) if stub else frozenset()
     out = {}
@@ -95,7 +97,7 @@ def exercise_features(codes: dict[str, str], stub: str | None, class_size: int, 
         if deadline is not None:
             deadline.check()
         out[key] = features(code, entries) - boilerplate
-    floor = max(matcher.COMMON_SHARE * class_size, matcher.COMMON_MIN_COUNT)
+    floor = max(COMMON_SHARE * class_size, COMMON_MIN_COUNT)
     students = [fs for key, fs in out.items() if key]
     if len(students) > floor:
         counts = Counter(h for fs in students for h in fs)
