@@ -149,6 +149,7 @@ def test_report_files_keep_similarity_csv_and_add_the_structure_csv_and_html_sec
     run = CliRunner().invoke(cli.main, ["similarity", "--class-dir", str(tmp_path / "class"), "--out", str(out),
                                         "--exercise", "multi_head_attention", "--workers", "1", "--no-reference"])
     assert run.exit_code == 0, run.output
+    assert "similarity: structure: 1 flagged pair(s) and exercise(s)" in run.output
     code_rows = list(csv.reader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
     assert code_rows[0] == list(report.CSV_COLUMNS)
     assert all(float(row[3]) >= matcher.CSV_MIN for row in code_rows[1:])

@@ -134,8 +134,15 @@ class Expressions:
         if op in ("Add", "Mult", "BitOr", "BitAnd"):
             label = {"Add": "add", "Mult": "mul", "BitOr": "or", "BitAnd": "and"}[op]
             a, b = (self._unbroadcast(x) for x in (a, b))
+            negs = 0
+            if label == "mul":  # (-a) * b is -(a * b)
+                negs = sum(g.label[x] == "neg" for x in (a, b))
+                a, b = (g.children[x][0] if g.label[x] == "neg" else x for x in (a, b))
             parts = [c for x in (a, b) for c in (g.children[x] if g.label[x] == label else (x,))]
-            return g.node(label, *parts, unordered=True)
+            product = g.node(label, *parts, unordered=True)
+            return self._neg(product) if negs % 2 else product
+        if op == "Pow" and g.label[b] == "neg":  # c ** -y is 1 / c ** y
+            return g.node("recip", g.node("pow", a, g.children[b][0]))
         return g.node({"MatMult": "matmul", "Pow": "pow"}.get(op, op.lower()), a, b)
 
     def _unbroadcast(self, x: int) -> int:
