@@ -192,3 +192,38 @@ def test_the_normaliser_handles_every_module_of_the_kit_and_torch_nn_without_err
             normalise.graph(path.read_text(encoding="utf-8", errors="replace"))
         except normalise.TooComplex:
             pass
+
+
+def test_helpers_as_lambdas_or_static_methods_of_another_class_are_inlined_too():
+    """Attacks on the inlining by someone who read it: the helper moved into a lambda bound to a
+    local name, or into a static method of a helper class, still computes the same graph."""
+    entries = {"f"}
+    plain = "import torch\ndef f(x, n):\n    return x.view(2, n, 3).transpose(1, 2).softmax(-1)\n"
+    as_lambda = ("import torch\ndef f(x, n):\n    split = lambda t, h: t.view(2, h, 3).transpose(1, 2)\n"
+                 "    return torch.softmax(split(x, n), dim=-1)\n")
+    as_static = ("import torch\nclass _Heads:\n    @staticmethod\n    def split(t, h):\n"
+                 "        return torch.stack(t.chunk(h, dim=-1), dim=1)\n"
+                 "def f(x, n):\n    return F.softmax(_Heads.split(x, n), -1)\n")
+    shadowed = ("import torch\ndef split(t, h):\n    return t.sum()\ndef f(x, n):\n"
+                "    split = lambda t, h: t.view(2, h, 3).transpose(1, 2)\n    return split(x, n).softmax(-1)\n")
+    want = structural.features(plain, entries)
+    assert want and structural.features(as_lambda, entries) == want
+    assert structural.features(as_static, entries) == want
+    assert structural.features(shadowed, entries) == want  # the local lambda, not the module's split
+
+
+def test_neutral_arithmetic_and_reordered_conditions_do_not_hide_a_copy():
+    """Further attacks: ``* 1.0`` and ``+ 0.0 * x.sum()`` on live values change only the
+    expressions above them; ``a or b`` reordered is the same condition."""
+    copied = SETS["multi_head_attention"]["copied"]
+    attacked = copied.replace("    q = split_heads(self.q_proj(query), self.num_heads)\n",
+                              "    q = split_heads(self.q_proj(query), self.num_heads) * 1.0\n")
+    attacked = attacked.replace("    out = self.out_proj(merge_heads(out))\n",
+                                "    out = self.out_proj(merge_heads(out)) + 0.0 * query.sum()\n")
+    attacked = attacked.replace("        if t.dim() != 3 or t.size(-1) != self.d_model:",
+                                "        if t.size(-1) != self.d_model or t.dim() != 3:")
+    assert attacked.count("* 1.0") == 1 and "0.0 * query.sum()" in attacked and "or t.dim() != 3" in attacked
+    feats = structural.exercise_features({"a": copied, "b": attacked},
+                                         (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(), 2)
+    [pair] = structural.exercise_pairs("multi_head_attention", feats)
+    assert pair.flagged and 0.8 <= pair.structure < 1.0

@@ -208,19 +208,27 @@ class Expressions:
         fn = call.func
         return fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
 
-    def _local(self, fn, cls):
-        """The ``FunctionDef`` a call's target names in this module, or None."""
-        if isinstance(fn, ast.Name) and fn.id in self.functions:
+    def _local(self, fn, cls, f=None):
+        """The ``FunctionDef`` a call's target names in this module (a function, a method of ``self``
+        or of a class of the module, a lambda bound to a local name), or None."""
+        if isinstance(fn, ast.Name) and f is not None and isinstance(f.consts.get(fn.id), ast.Lambda):
+            lam = f.consts[fn.id]
+            return ast.FunctionDef(name=f"<lambda {fn.id}>", args=lam.args, body=[ast.Return(value=lam.body)],
+                                   decorator_list=[])
+        if isinstance(fn, ast.Name) and fn.id in self.functions and (f is None or fn.id not in f.env):
             return self.functions[fn.id]
-        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "self" and cls:
-            return self.classes.get(cls, {}).get(fn.attr)
+        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name):
+            if fn.value.id == "self" and cls:
+                return self.classes.get(cls, {}).get(fn.attr)
+            if fn.value.id in self.classes and (f is None or fn.value.id not in f.env):
+                return self.classes[fn.value.id].get(fn.attr)
         return None
 
     def _call(self, e: ast.Call, f, cls) -> int:  # noqa: C901 - one case per kind of call
         g, ev = self.g, (lambda x: self._ev(x, f, cls))
         name = self._callee_name(e)
         args = [*e.args, *(k.value for k in e.keywords)]
-        local = self._local(e.func, cls)
+        local = self._local(e.func, cls, f)
         if local is not None:
             return self._inline(local, e, f, cls)
         if name in ("setattr", "getattr") and len(e.args) >= 2 and isinstance(e.args[0], ast.Name) \
@@ -273,7 +281,9 @@ class Expressions:
         if qual in self.stack or len(self.stack) > MAX_INLINE:
             return g.node("call:" + qual, *(self._ev(a, f, cls) for a in call.args), unordered=True)
         positional = func.args.posonlyargs + func.args.args
-        is_method = cls is not None and isinstance(call.func, ast.Attribute)
+        is_method = cls is not None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id == "self" and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                                                          for d in func.decorator_list)
         env, consts = {}, {}
         if is_method and positional:
             env[positional[0].arg] = f.env.get("self", g.node("self"))

@@ -157,7 +157,7 @@ class Evaluator(Expressions):
             if isinstance(s.value, ast.Call):
                 name = self._callee_name(s.value)
                 value = ev(s.value)
-                if name in MUTATORS or name.endswith("_") or self._local(s.value.func, cls):
+                if name in MUTATORS or name.endswith("_") or self._local(s.value.func, cls, f):
                     self._sink(value if g.label[value] == "store" else g.node("do", value), f)
                     if name == "register_buffer":
                         named = {k.arg: k.value for k in s.value.keywords}
@@ -250,7 +250,8 @@ class Evaluator(Expressions):
         g = self.g
         if isinstance(target, ast.Name):
             f.env[target.id] = value
-            const = self._const(value_ast, f) if value_ast is not None else None
+            const = value_ast if isinstance(value_ast, ast.Lambda) else \
+                self._const(value_ast, f) if value_ast is not None else None
             if const is not None:
                 f.consts[target.id] = const
             else:
