@@ -5,8 +5,10 @@ which owns the graph (``self.g``), the module's functions and ``self``'s attribu
 from __future__ import annotations
 
 import ast
+import re
 
 MAX_DEPTH = 60          # expression / inlining nesting evaluated; deeper is one opaque node
+MAX_NAME = 256          # constant strings longer than this are not built (attribute names)
 MAX_INLINE = 6          # helper calls inlined inside one another at most this deep
 
 LAYOUT = frozenset("""view reshape flatten unflatten transpose permute chunk split unbind stack cat concat
@@ -52,7 +54,7 @@ class Expressions:
                                   if not isinstance(e.value, (int, float)) or isinstance(e.value, bool) else "num"))
         if isinstance(e, ast.Attribute):
             base = ev(e.value)
-            if isinstance(e.value, ast.Name) and e.value.id == "self" and "self" in f.env:
+            if self._is_self(e.value, f):
                 return self._self_attr(e.attr)
             if e.attr in ("shape",):
                 return g.node("shape", base)
@@ -208,6 +210,11 @@ class Expressions:
         fn = call.func
         return fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
 
+    def _is_self(self, e, f) -> bool:
+        """Whether expression ``e`` is a name holding the module's ``self`` (``self``, or a helper's
+        parameter it was passed to)."""
+        return isinstance(e, ast.Name) and f is not None and e.id in f.env and self.g.label[f.env[e.id]] == "self"
+
     def _local(self, fn, cls, f=None):
         """The ``FunctionDef`` a call's target names in this module (a function, a method of ``self``
         or of a class of the module, a lambda bound to a local name), or None."""
@@ -218,7 +225,7 @@ class Expressions:
         if isinstance(fn, ast.Name) and fn.id in self.functions and (f is None or fn.id not in f.env):
             return self.functions[fn.id]
         if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name):
-            if fn.value.id == "self" and cls:
+            if cls and (self._is_self(fn.value, f) if f is not None else fn.value.id == "self"):
                 return self.classes.get(cls, {}).get(fn.attr)
             if fn.value.id in self.classes and (f is None or fn.value.id not in f.env):
                 return self.classes[fn.value.id].get(fn.attr)
@@ -232,7 +239,7 @@ class Expressions:
         if local is not None:
             return self._inline(local, e, f, cls)
         if name in ("setattr", "getattr") and len(e.args) >= 2 and isinstance(e.args[0], ast.Name) \
-                and e.args[0].id == "self":
+                and self._is_self(e.args[0], f):
             key = self._const(e.args[1], f)
             if name == "getattr":
                 return self._self_attr(key)
@@ -246,7 +253,7 @@ class Expressions:
         if isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Constant) and name == "format":
             return g.node("format", *map(ev, args), unordered=True)
         if isinstance(e.func, ast.Call) or (isinstance(e.func, ast.Attribute) and
-                                             isinstance(e.func.value, ast.Name) and e.func.value.id == "self"):
+                                             self._is_self(e.func.value, f)):
             return g.node("apply", ev(e.func), *map(ev, args))
         is_method = isinstance(e.func, ast.Attribute) and not (
             isinstance(e.func.value, ast.Name) and (e.func.value.id in self.aliases or e.func.value.id not in f.env)
@@ -281,12 +288,12 @@ class Expressions:
         if qual in self.stack or len(self.stack) > MAX_INLINE:
             return g.node("call:" + qual, *(self._ev(a, f, cls) for a in call.args), unordered=True)
         positional = func.args.posonlyargs + func.args.args
-        is_method = cls is not None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
-            and call.func.value.id == "self" and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
+        is_method = cls is not None and isinstance(call.func, ast.Attribute) and self._is_self(call.func.value, f) \
+            and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
                                                           for d in func.decorator_list)
         env, consts = {}, {}
         if is_method and positional:
-            env[positional[0].arg] = f.env.get("self", g.node("self"))
+            env[positional[0].arg] = g.node("self")
             positional = positional[1:]
         defaults = func.args.defaults
         for i, p in enumerate(positional):
@@ -309,22 +316,45 @@ class Expressions:
         self.stack.append(qual)
         inner = type(f)(env, consts, f.depth)
         inner.guards = list(f.guards)
-        self._block(func.body, inner, cls if is_method else None)
+        self._block(func.body, inner, cls)  # a module helper passed ``self`` reads its attributes too
         self.stack.pop()
         if not inner.returns:
             return g.node("C:None")
         return inner.returns[-1] if len(set(inner.returns)) == 1 else g.node("phi", *inner.returns, unordered=True)
 
     def _const(self, e, f):
-        """The Python value of a constant string/number expression (loop variables included), or None."""
+        """The Python value of a constant string/number expression (loop variables, f-strings, ``%``
+        and ``str.format`` with plain placeholders included), or None. Only names up to
+        :data:`MAX_NAME` characters are built (an attribute name; no width or precision is honoured)."""
+        value = self._const_inner(e, f)
+        return None if isinstance(value, str) and len(value) > MAX_NAME else value
+
+    def _const_inner(self, e, f):
         if isinstance(e, ast.Constant) and isinstance(e.value, (str, int, float)):
             return e.value
         if isinstance(e, ast.Name):
             return f.consts.get(e.id)
+        parts, template = None, None
         if isinstance(e, ast.JoinedStr):
             parts = [self._const(v.value if isinstance(v, ast.FormattedValue) else v, f) for v in e.values]
-            return "".join(map(str, parts)) if None not in parts else None
-        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
             a, b = self._const(e.left, f), self._const(e.right, f)
             return a + b if isinstance(a, str) and isinstance(b, str) else None
-        return None
+        elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant):
+            template, args = e.left.value, (e.right.elts if isinstance(e.right, ast.Tuple) else [e.right])
+            pieces = re.split(r"%[sdir]", template) if isinstance(template, str) and "%%" not in template else []
+            if len(pieces) == len(args) + 1 and not any("%" in p for p in pieces):
+                values = [self._const(a, f) for a in args]
+                parts = [x for pair in zip(pieces, values + [""]) for x in pair]
+        elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "format" \
+                and isinstance(e.func.value, ast.Constant) and isinstance(e.func.value.value, str) and not e.keywords:
+            pieces = re.split(r"\{\}", e.func.value.value)
+            if len(pieces) == len(e.args) + 1 and not any(c in p for p in pieces for c in "{}"):
+                values = [self._const(a, f) for a in e.args]
+                parts = [x for pair in zip(pieces, values + [""]) for x in pair]
+        if parts is None or any(p is None or not isinstance(p, (str, int, float)) for p in parts):
+            return None
+        try:
+            return "".join(map(str, parts))
+        except ValueError:  # an int past Python's digit limit
+            return None

@@ -264,7 +264,7 @@ class Evaluator(Expressions):
                     self._bind(t, self._ev(parts[i], f, cls), parts[i], f, cls)
                 else:
                     self._bind(t, self._item(value, i), None, f, cls)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        elif isinstance(target, ast.Attribute) and self._is_self(target.value, f):
             self.attrs[target.attr] = value
             self._sink(g.node("store", value), f)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in f.env:

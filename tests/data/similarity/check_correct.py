@@ -1,7 +1,19 @@
-import sys, importlib, types, torch
-sys.path.insert(0, '/work/wt-structural/tests/data/similarity'); sys.path.insert(0, '/work/wt-structural/solutions')
-import evasion
-ref = {n: importlib.import_module(n) for n in ("positional_encoding", "attention", "multi_head_attention")}
+"""Every module of the evaluation set (``evasion.modules()``) is correct: its outputs equal the
+reference's on random inputs and it raises ValueError where the contract asks. Run by
+``benchmarks/compare_structural.py --check`` (importing this runs it; raises when one is wrong)."""
+
+import importlib
+import sys
+import types
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[2] / "solutions"))
+import evasion  # noqa: E402
+ref = {n: importlib.import_module(n) for n in ("positional_encoding", "attention", "multi_head_attention", "encoder")}
 def load(name, code):
     m = types.ModuleType(name); exec(compile(code, name, "exec"), m.__dict__); return m
 torch.manual_seed(0)
@@ -24,6 +36,16 @@ for ex, mods in evasion.modules().items():
                 ok = torch.allclose(o1, o2, atol=1e-5) and torch.allclose(w1, w2, atol=1e-5)
                 try: m.scaled_dot_product_attention(q, torch.randn(2, 5, 3), v); ok = False
                 except ValueError: pass
+            elif ex == "encoder":
+                ok = True
+                for nf in (False, True):
+                    torch.manual_seed(2); a = m.Encoder(2, 8, 2, 16, 0.0, norm_first=nf)
+                    torch.manual_seed(2); b = ref[ex].Encoder(2, 8, 2, 16, 0.0, norm_first=nf)
+                    a.load_state_dict(b.state_dict()); a.eval(); b.eval()
+                    x = torch.randn(2, 5, 8); kpm = torch.zeros(2, 5, dtype=torch.bool); kpm[0, 3:] = True
+                    ok &= torch.allclose(a(x, kpm), b(x, kpm), atol=1e-5) and torch.allclose(a(x), b(x), atol=1e-5)
+                try: m.Encoder(-1, 8, 2, 16); ok = False
+                except ValueError: pass
             else:
                 torch.manual_seed(1); a = m.MultiHeadAttention(8, 2); torch.manual_seed(1); b = ref[ex].MultiHeadAttention(8, 2)
                 a.load_state_dict(b.state_dict())
@@ -41,3 +63,4 @@ for ex, mods in evasion.modules().items():
         if ok is not True: bad += 1
         print(ex, key, ok)
 print("bad", bad)
+assert bad == 0, f"{bad} module(s) of the evaluation set are not correct"

@@ -18,10 +18,11 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import attention_set, mha_set, pe_set  # noqa: E401,E402 - the sets beside this file
+import attention_set, encoder_set, mha_set, pe_set  # noqa: E401,E402 - the sets beside this file
 
 REPO = Path(__file__).resolve().parents[3]
-SETS = {"positional_encoding": pe_set, "attention": attention_set, "multi_head_attention": mha_set}
+SETS = {"positional_encoding": pe_set, "attention": attention_set, "multi_head_attention": mha_set,
+        "encoder": encoder_set}
 REWRITES = ("api", "three_address", "inlined")
 
 
