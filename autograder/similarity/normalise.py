@@ -9,10 +9,12 @@ What this sees through, by construction:
 
 * three-address form, temporaries, reordered and dead statements: variables are substituted away,
   and a value no sink reads is never visited;
-* helpers: a call to a function or method of the same module is inlined (arguments bound to
-  parameters, by position or keyword); tuple unpacking binds element-wise; a loop over a literal
-  tuple is unrolled, so ``setattr(self, f"{n}_proj", ...)`` in a loop is four attribute stores;
-  ``self.x`` reads what ``__init__`` stored (attribute names never count);
+* helpers: a call to a function or method of the same module (a static method of one of its
+  classes, a lambda bound to a local name) is inlined, arguments bound to parameters by position
+  or keyword, ``self`` passed on; tuple unpacking binds element-wise; a loop over a literal tuple
+  is unrolled, so ``setattr(self, f"{n}_proj", ...)`` in a loop is four attribute stores;
+  ``self.x`` reads the kind of value ``__init__`` stored there (``Linear``, a layout...), so a
+  difference inside that value stays in ``__init__``'s features (attribute names never count);
 * equivalent calls: ``torch.f(x)``, ``x.f()`` and ``F.f(x)`` are one operation ``f``; arguments
   are an unordered multiset (keyword or positional, any order); every layout operation
   (``view``, ``reshape``, ``flatten``, ``unflatten``, ``transpose``, ``permute``, ``chunk``, ``split``,
@@ -42,6 +44,7 @@ from autograder.similarity.expressions import MUTATORS, Expressions
 
 MAX_WORK = 200_000      # work units per module: each statement and expression evaluated, node made and child held
 MAX_UNROLL = 16         # a loop over a literal of at most this many items is unrolled
+
 
 class TooComplex(RuntimeError):
     """The module needed more than :data:`MAX_WORK` units of work."""
