@@ -33,7 +33,7 @@ NEGATED = {"lt": "lt", "eq": "ne", "ne": "eq", "in": "notin", "notin": "in"}
 class Expressions:
     """Evaluates expressions, conditions and calls (helpers inlined) into graph nodes."""
 
-    def _ev(self, e, f, cls, store: bool = False) -> int:
+    def _ev(self, e, f, cls) -> int:
         self.g.tick()
         if f.depth > MAX_DEPTH:
             return self.g.node("deep")

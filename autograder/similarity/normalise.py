@@ -275,7 +275,7 @@ class Evaluator(Expressions):
         elif isinstance(target, ast.Starred):
             self._bind(target.value, g.node("rest", value), None, f, cls)
         else:
-            self._sink(g.node("store", value, self._ev(target, f, cls, store=True)), f)
+            self._sink(g.node("store", value, self._ev(target, f, cls)), f)
 
 
 
