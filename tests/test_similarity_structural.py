@@ -229,3 +229,13 @@ def test_neutral_arithmetic_and_reordered_conditions_do_not_hide_a_copy():
                                          (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(), 2)
     [pair] = structural.exercise_pairs("multi_head_attention", feats)
     assert pair.flagged and 0.8 <= pair.structure < 1.0
+
+
+def test_a_pair_only_structure_flags_is_shown_whole_side_by_side_and_escaped(tmp_path):
+    evil = "</pre><script>alert(1)</script>"
+    mods = {"copied": SETS["multi_head_attention"]["copied"] + f"\nNOTE = {evil!r}\n",
+            "copy_api": SETS["multi_head_attention"]["copy_api"]}
+    result = class_result(tmp_path, "multi_head_attention", mods)
+    html = report.render_html(result)
+    assert html.count('<details id="structure-') == 1 and "setattr(self, f&#34;{name}_proj&#34;" in html
+    assert "<script>" not in html and "&lt;/pre&gt;&lt;script&gt;alert(1)" in html

@@ -23,7 +23,8 @@ separate file because a rewritten copy can score 0 in code similarity, below ``s
 The HTML is self-contained (no script, font or style from the network): the method and its
 thresholds, the students refused, and the flagged pairs (at most :data:`~autograder.similarity.matcher.TOP`,
 the most similar first), each with both modules side by side and the matching regions marked,
-a section of the pairs the structural matcher flags and one of the pairs the behaviour evidence
+a section of the pairs the structural matcher flags (with both modules whole, side by side, folded,
+where copydetect did not flag the pair) and one of the pairs the behaviour evidence
 flags; each flagged pair says which evidence flagged it (``code``, ``structure``, ``behaviour``,
 joined by ``+``).
 """
@@ -151,7 +152,8 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
                             for p in flagged_behaviour[:behaviour_evidence.TOP]],
         "behaviour_flagged": len(flagged_behaviour),
         "structure_shown": [{"pair": p, "evidence": evidence[_key(p.student_a, p.student_b, p.exercise)],
-                             "code": code_of.get(_key(p.student_a, p.student_b, p.exercise), 0.0)}
+                             "code": code_of.get(_key(p.student_a, p.student_b, p.exercise), 0.0),
+                             "sources": _unmarked(result, p)}
                             for p in structure_flagged[:matcher.TOP]],
         "structure_flagged": len(structure_flagged),
         "structure_settings": {name: getattr(structural, name) for name in
@@ -165,6 +167,16 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
                      ("NOISE", "GUARANTEE", "CSV_MIN", "FLAG_THRESHOLD", "FLAG_MIN_MATCH", "TOP",
                       "COMMON_SHARE", "COMMON_MIN_COUNT")},
     }
+
+
+def _unmarked(result: matcher.Result, pair) -> tuple | None:
+    """Both modules of a structure-flagged pair the code matcher did not flag (None when it did:
+    they are shown side by side above, matches marked), whole and unmarked."""
+    key = _key(pair.student_a, pair.student_b, pair.exercise)
+    if any(p.flagged and _key(p.student_a, p.student_b, p.exercise) == key for p in result.pairs):
+        return None
+    sources = [result.sources.get(sid, {}).get(pair.exercise) for sid in (pair.student_a, pair.student_b or "")]
+    return tuple(sources) if None not in sources else None
 
 
 def render_html(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None = None) -> str:
