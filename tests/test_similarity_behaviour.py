@@ -215,7 +215,7 @@ def test_html_says_which_evidence_flagged_each_pair():
         sources={s: {EXERCISE: "x = 1\n"} for s in evidence.students})
     html = report.render_html(code, evidence)
     assert "<script>alert" not in html and "&lt;script&gt;" in html
-    assert report.evidence_of(code, evidence) == {(HOSTILE, "s02", EXERCISE): "both",
+    assert report.evidence_of(code, evidence) == {(HOSTILE, "s02", EXERCISE): "code + behaviour",
                                                   ("s03", "s04", EXERCISE): "code"}
     assert "Shared wrong behaviour" in html and "attention_no_scaling" in html and "aaaa0000" not in html
     no_book = report.render_html(code, behaviour.BehaviourResult())

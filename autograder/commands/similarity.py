@@ -17,7 +17,8 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
     """Compare ``todo`` (``(student id, path)``) on ``workers`` processes (default: the
     machine's cores), read the behaviour evidence of ``gradebook`` (default:
     ``out_dir/gradebook.sqlite``; none there: no behaviour evidence, said on stderr), write
-    ``out_dir/similarity.csv``, ``similarity-behaviour.csv`` and ``similarity.html`` and say so on
+    ``out_dir/similarity.csv``, ``similarity-structure.csv``, ``similarity-behaviour.csv`` and
+    ``similarity.html`` and say so on
     stdout (refusals on stderr). Returns whether the run finished before its time limit.
     Also what ``tkit grade --similarity`` calls."""
     from autograder.run import batch
@@ -41,6 +42,8 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
     flagged = sum(p.flagged for p in result.pairs)
     click.echo(f"similarity: {len(result.students)} submission(s), {flagged} flagged pair(s) in "
                f"{result.seconds:.1f} s; wrote {csv_path} and {html_path}")
+    click.echo(f"similarity: structure: {sum(p.flagged for p in result.structure)} flagged pair(s) and "
+               f"exercise(s); wrote {Path(out_dir) / 'similarity-structure.csv'}")
     if evidence.source is not None:
         click.echo(f"similarity: behaviour evidence of {len(evidence.students)} graded submission(s): "
                    f"{len(evidence.flagged)} flagged pair(s) and exercise(s) in {evidence.seconds:.2f} s; wrote "
@@ -52,7 +55,7 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
 @click.argument("submissions", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @class_dir_option(help="Compare every entry of this folder; each entry's name is the student id.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Write OUT/similarity.csv and OUT/similarity.html here.")
+              help="Write OUT/similarity.csv, OUT/similarity-structure.csv and OUT/similarity.html here.")
 @exercise_option("Compare")
 @click.option("--reference/--no-reference", default=True, show_default=True,
               help="Compare every student with the reference solutions too (a leaked solution).")
@@ -68,7 +71,8 @@ def command(submissions, class_dir, out_dir, names, reference, time_limit, worke
 
     Per pair of students and exercise, the share of matching code (winnowing, the MOSS method;
     renamed variables still match; the starter stubs never count), and per student the share
-    shared with the reference solution. From the gradebook of a graded class, also the pairs
+    shared with the reference solution; and the share of the same computation however written
+    (the structural matcher: OUT/similarity-structure.csv). From the gradebook of a graded class, also the pairs
     whose failing tests gave the same rare wrong outputs (OUT/similarity-behaviour.csv).
     Exits 1 when the time limit cut the run short.
     """

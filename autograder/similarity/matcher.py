@@ -21,6 +21,9 @@ A pair is *flagged* when its similarity is at least :data:`FLAG_THRESHOLD` and t
 is at least :data:`FLAG_MIN_MATCH` filtered characters long (so a one-line exercise, where every
 correct answer looks alike, is not flagged by its shares alone).
 
+Each exercise's worker also runs the structural matcher (:mod:`autograder.similarity.structural`) on
+the same modules: its pairs are ``Result.structure``, flagged by their own rule.
+
 Submissions go through the kit's own intake (:func:`autograder.intake.submission.prepared`): a notebook or a
 zip is compared on the modules that are graded. The size limits of :mod:`autograder.intake.limits` refuse
 a submission for that student only; the whole run stops at a deadline.
@@ -82,11 +85,12 @@ class Pair:
 @dataclass
 class Result:
     """A class's similarity: ``pairs`` (similarity >= :data:`CSV_MIN`, most similar first),
-    ``refused`` (student id -> why it was not compared), the compared ``students``, the
+    ``structure`` (the structural matcher's pairs, :mod:`.structural`), ``refused`` (student id -> why it was not compared), the compared ``students``, the
     ``sources`` compared (student id, or ``""`` for the reference -> exercise -> code) and
     whether the run finished before its deadline."""
 
     pairs: list[Pair] = field(default_factory=list)
+    structure: list = field(default_factory=list)  # structural.StructurePair, the most similar first
     refused: dict[str, str] = field(default_factory=dict)
     students: list[str] = field(default_factory=list)
     sources: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -250,20 +254,24 @@ def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair]) -> N
 
 
 def compare_exercise(name: str, codes: dict[str, str], stub: str | None, class_size: int,
-                     until: float | None) -> tuple[list[Pair], bool]:
-    """``(pairs, complete)`` of one exercise's ``codes`` (key -> source, ``""`` the reference),
+                     until: float | None) -> tuple[list[Pair], list, bool]:
+    """``(pairs, structure pairs, complete)`` of one exercise's ``codes`` (key -> source, ``""``
+    the reference): copydetect's pairs, then the structural matcher's (:mod:`.structural`),
     stopping at the wall-clock time ``until`` (``time.time()``; None: never). What a worker
     process runs: one exercise is fingerprinted and compared in one process."""
+    from autograder.similarity import structural
+
     deadline = _Deadline(end=until)
     pairs: list[Pair] = []
     try:
         _pairs_of(name, exercise_fingerprints(name, codes, stub, class_size, deadline), deadline, pairs)
+        feats = structural.exercise_features(codes, stub, class_size, deadline)
+        return pairs, structural.exercise_pairs(name, feats, deadline), True
     except SimilarityTimeout:
-        return pairs, False
-    return pairs, True
+        return pairs, [], False
 
 
-def _run_exercises(tasks: list[tuple], workers: int) -> list[tuple[list[Pair], bool]]:
+def _run_exercises(tasks: list[tuple], workers: int) -> list[tuple[list[Pair], list, bool]]:
     """:func:`compare_exercise` on each task, in ``workers`` processes (spawned: the parent may
     hold threads) when there are several, the largest exercises first."""
     if workers <= 1 or len(tasks) <= 1:
@@ -300,9 +308,11 @@ def compare_class(entries: list[tuple[str, Path]], *, reference: bool = True,
         if name in refs:
             codes[""] = refs[name]
         tasks.append((name, codes, stubs.get(name), len(sources), deadline.end))
-    for pairs, complete in _run_exercises(tasks, workers):
+    for pairs, structure, complete in _run_exercises(tasks, workers):
         result.pairs += pairs
+        result.structure += structure
         result.complete &= complete
     result.pairs.sort(key=lambda p: (-p.similarity, p.exercise, p.student_a, p.student_b or ""))
+    result.structure.sort(key=lambda p: (-p.structure, p.exercise, p.student_a, p.student_b or ""))
     result.seconds = time.monotonic() - start
     return result

@@ -15,11 +15,18 @@ one row per pair and exercise the behaviour evidence flags, the highest score fi
 mistake's name in brackets when it has one (``[c:]`` for a low-information output); ``rarity``
 is the score (2 decimals). Without a gradebook it holds the header only.
 
+``similarity-structure.csv`` has the columns ``student_a,student_b,exercise,structure,shared``: the
+structural matcher's pairs (:mod:`autograder.similarity.structural`) at or above its ``CSV_MIN``, the
+most similar first (``structure`` with 4 decimals, ``shared`` the features in common). It is a
+separate file because a rewritten copy can score 0 in code similarity, below ``similarity.csv``'s floor.
+
 The HTML is self-contained (no script, font or style from the network): the method and its
 thresholds, the students refused, and the flagged pairs (at most :data:`~autograder.similarity.matcher.TOP`,
 the most similar first), each with both modules side by side and the matching regions marked,
-and a section of the pairs the behaviour evidence flags; each flagged pair says which evidence
-flagged it (code, behaviour or both).
+a section of the pairs the structural matcher flags (with both modules whole, side by side, folded,
+where copydetect did not flag the pair) and one of the pairs the behaviour evidence
+flags; each flagged pair says which evidence flagged it (``code``, ``structure``, ``behaviour``,
+joined by ``+``).
 """
 
 from __future__ import annotations
@@ -30,10 +37,12 @@ from autograder.intake.textfiles import write_text_atomic
 from autograder.intake.untrusted import csv_text as csv_text_of_rows
 from autograder.reports import render
 from autograder.similarity import behaviour as behaviour_evidence
-from autograder.similarity import matcher
+from autograder.similarity import matcher, structural
 
 CSV_COLUMNS = ("student_a", "student_b", "exercise", "similarity")
 BEHAVIOUR_COLUMNS = ("student_a", "student_b", "exercise", "shared_wrong_tests", "rarity")
+STRUCTURE_COLUMNS = ("student_a", "student_b", "exercise", "structure", "shared")
+KINDS = ("code", "structure", "behaviour")  # the order evidence is named in
 CONTEXT_LINES = 3  # unmatched lines kept around each matching region in the side-by-side view
 
 
@@ -41,6 +50,16 @@ def csv_text(result: matcher.Result) -> str:
     """The CSV of ``result.pairs`` (similarity with 4 decimals)."""
     return csv_text_of_rows([CSV_COLUMNS, *([pair.student_a, pair.student_b or "", pair.exercise,
                                              f"{pair.similarity:.4f}"] for pair in result.pairs)])
+
+
+def structure_csv_text(result: matcher.Result) -> str:
+    """The CSV of ``result.structure`` (the structural pairs at or above ``structural.CSV_MIN``)."""
+    return csv_text_of_rows([STRUCTURE_COLUMNS, *([p.student_a, p.student_b or "", p.exercise,
+                                                   f"{p.structure:.4f}", str(p.shared)] for p in result.structure)])
+
+
+def _key(student_a: str, student_b: str | None, exercise: str) -> tuple:
+    return (student_a, None, exercise) if student_b is None else (*sorted((student_a, student_b)), exercise)
 
 
 def shared_tests_text(pair: behaviour_evidence.BehaviourPair) -> str:
@@ -57,18 +76,16 @@ def behaviour_csv_text(behaviour: behaviour_evidence.BehaviourResult | None) -> 
 
 
 def evidence_of(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None) -> dict:
-    """``{(student_a, student_b, exercise): "code" | "behaviour" | "both"}`` for every flagged pair
-    (students in sorted order; a pair with the reference solution has student_b None)."""
-    out: dict = {}
-    for p in result.pairs:
-        if p.flagged:
-            key = (p.student_a, p.student_b, p.exercise) if p.student_b is None else \
-                (*sorted((p.student_a, p.student_b)), p.exercise)
-            out[key] = "code"
-    for p in (behaviour.flagged if behaviour is not None else []):
-        key = (p.student_a, p.student_b, p.exercise)
-        out[key] = "both" if out.get(key) == "code" else "behaviour"
-    return out
+    """``{(student_a, student_b, exercise): evidence}`` for every flagged pair, the evidence the kinds
+    that flagged it joined by ``" + "`` in the order of :data:`KINDS` (e.g. ``"code + behaviour"``);
+    students in sorted order; a pair with the reference solution has student_b None."""
+    kinds: dict = {}
+    for kind, pairs in (("code", result.pairs), ("structure", result.structure),
+                        ("behaviour", behaviour.flagged if behaviour is not None else [])):
+        for p in pairs:
+            if p.flagged:
+                kinds.setdefault(_key(p.student_a, p.student_b, p.exercise), set()).add(kind)
+    return {key: " + ".join(k for k in KINDS if k in found) for key, found in kinds.items()}
 
 
 def segments(code: str, slices, context: int = CONTEXT_LINES) -> list[dict]:
@@ -123,8 +140,9 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
         shown.append({"pair": pair,
                       "code_a": segments(result.sources[pair.student_a][pair.exercise], slices_a),
                       "code_b": segments(result.sources[pair.student_b or ""][pair.exercise], slices_b),
-                      "evidence": evidence.get((pair.student_a, pair.student_b, pair.exercise) if pair.student_b is None
-                                               else (*sorted((pair.student_a, pair.student_b)), pair.exercise), "code")})
+                      "evidence": evidence.get(_key(pair.student_a, pair.student_b, pair.exercise), "code")})
+    code_of = {_key(p.student_a, p.student_b, p.exercise): p.similarity for p in result.pairs}
+    structure_flagged = [p for p in result.structure if p.flagged]
     flagged_behaviour = behaviour.flagged if behaviour is not None else []
     return {
         "behaviour": behaviour, "evidence": evidence,
@@ -133,6 +151,13 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
                              "more": max(0, len(p.shared) - behaviour_evidence.TESTS_SHOWN)}
                             for p in flagged_behaviour[:behaviour_evidence.TOP]],
         "behaviour_flagged": len(flagged_behaviour),
+        "structure_shown": [{"pair": p, "evidence": evidence[_key(p.student_a, p.student_b, p.exercise)],
+                             "code": code_of.get(_key(p.student_a, p.student_b, p.exercise), 0.0),
+                             "sources": _unmarked(result, p)}
+                            for p in structure_flagged[:matcher.TOP]],
+        "structure_flagged": len(structure_flagged),
+        "structure_settings": {name: getattr(structural, name) for name in
+                               ("MIN_SIZE", "FLAG_THRESHOLD", "FLAG_MIN_SHARED", "CSV_MIN")},
         "behaviour_settings": {name: getattr(behaviour_evidence, name) for name in
                                ("NAMED_WEIGHT", "COMMON_SHARE", "COMMON_MIN_COUNT", "FLAG_RARITY",
                                 "MIN_SHARED_TESTS", "TOP", "TESTS_SHOWN")},
@@ -144,6 +169,16 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
     }
 
 
+def _unmarked(result: matcher.Result, pair) -> tuple | None:
+    """Both modules of a structure-flagged pair the code matcher did not flag (None when it did:
+    they are shown side by side above, matches marked), whole and unmarked."""
+    key = _key(pair.student_a, pair.student_b, pair.exercise)
+    if any(p.flagged and _key(p.student_a, p.student_b, p.exercise) == key for p in result.pairs):
+        return None
+    sources = [result.sources.get(sid, {}).get(pair.exercise) for sid in (pair.student_a, pair.student_b or "")]
+    return tuple(sources) if None not in sources else None
+
+
 def render_html(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None = None) -> str:
     """``similarity.html`` for ``result`` and the ``behaviour`` evidence (jinja2, autoescaped)."""
     return render.environment().get_template("similarity.html").render(**html_context(result, behaviour))
@@ -151,11 +186,12 @@ def render_html(result: matcher.Result, behaviour: behaviour_evidence.BehaviourR
 
 def write_report(result: matcher.Result, out_dir: Path,
                  behaviour: behaviour_evidence.BehaviourResult | None = None) -> tuple[Path, Path]:
-    """Write ``out_dir/similarity.csv``, ``out_dir/similarity-behaviour.csv`` and
-    ``out_dir/similarity.html`` (each atomically); returns the paths of the first and the last."""
+    """Write ``out_dir/similarity.csv``, ``similarity-structure.csv``, ``similarity-behaviour.csv`` and
+    ``similarity.html`` (each atomically); returns the paths of the first and the last."""
     out_dir = Path(out_dir)
     csv_path, html_path = out_dir / "similarity.csv", out_dir / "similarity.html"
     write_text_atomic(csv_path, csv_text(result))
+    write_text_atomic(out_dir / "similarity-structure.csv", structure_csv_text(result))
     write_text_atomic(out_dir / "similarity-behaviour.csv", behaviour_csv_text(behaviour))
     write_text_atomic(html_path, render_html(result, behaviour))
     return csv_path, html_path

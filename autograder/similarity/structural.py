@@ -1,0 +1,127 @@
+"""Structural similarity: which submissions compute the same thing the same way, however rewritten.
+
+Beside copydetect's token winnowing (:mod:`.matcher`), which a statement-by-statement rewrite
+defeats. Each module becomes a normalised expression graph (:mod:`.normalise`: variables
+substituted away, dead code dropped, helpers inlined, equivalent torch calls in one form); its
+*features* are the hashes of every sub-expression of at least :data:`MIN_SIZE` nodes that a
+sink (return, raise, stored attribute) reaches. Features of the starter stub and of code that
+more than ``COMMON_SHARE`` of the class and more than ``COMMON_MIN_COUNT`` students wrote never
+count (the rule of :mod:`.matcher`, its own constants). The structural similarity of two modules is the larger of the
+two directions: the share of A's features found in B, and of B's in A. A pair is *flagged* at
+:data:`FLAG_THRESHOLD` or more with at least :data:`FLAG_MIN_SHARED` features shared (so a
+short exercise, where correct answers coincide, needs more than a share). Thresholds chosen on
+``benchmarks/compare_structural.py``'s evaluation set (CHANGELOG: each rewrite class flagged,
+independent correct solutions not).
+
+Bounded on hostile input like the rest of the similarity run: a module is read through intake's
+size limits; one that does not parse or is too complex (:class:`.normalise.TooComplex`) has no
+features and is never flagged structurally (copydetect still compares its tokens).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from autograder.similarity import normalise
+
+MIN_SIZE = 4            # a feature is a sub-expression of at least this many nodes
+SIZE_CAP = 1 << 20      # sizes are counted up to this (a DAG may expand exponentially)
+FLAG_THRESHOLD = 0.6    # structural similarity at or above this ...
+FLAG_MIN_SHARED = 25    # ... with at least this many features shared flags a pair
+CSV_MIN = 0.3           # similarity-structure.csv lists the pairs at or above this
+COMMON_SHARE = 0.2      # features in more than this share of the class ...
+COMMON_MIN_COUNT = 10   # ... and in more than this many submissions never count (matcher's rule)
+
+
+@dataclass
+class StructurePair:
+    """One pair compared structurally on one exercise (``student_b`` None: the reference).
+
+    ``structure`` is the larger of ``share_a`` (the share of A's features found in B) and
+    ``share_b``; ``shared`` counts the features in common."""
+
+    student_a: str
+    student_b: str | None
+    exercise: str
+    structure: float
+    share_a: float
+    share_b: float
+    shared: int
+
+    @property
+    def flagged(self) -> bool:
+        """At or above :data:`FLAG_THRESHOLD` with at least :data:`FLAG_MIN_SHARED` features shared."""
+        return self.structure >= FLAG_THRESHOLD and self.shared >= FLAG_MIN_SHARED
+
+
+def features(code: str, entries: set[str] | None = None) -> frozenset[int]:
+    """The structural features of Python ``code`` (see the module's text); ``entries`` as in
+    :func:`.normalise.graph`. Empty when the code does not parse or is too complex."""
+    try:
+        g = normalise.graph(code, entries)
+    except normalise.TooComplex:
+        return frozenset()
+    except Exception:  # noqa: BLE001 - a form the normaliser mishandles costs this module its features,
+        return frozenset()  # never the class's run (tests run the normaliser itself over 380+ real modules)
+    if g is None:
+        return frozenset()
+    size: dict[int, int] = {}
+    todo = [(h, False) for h in g.sinks]
+    while todo:  # post-order without recursion: a node's size after its children's
+        h, expanded = todo.pop()
+        if h in size:
+            continue
+        if expanded:
+            size[h] = min(SIZE_CAP, 1 + sum(size[c] for c in g.children[h]))
+        else:
+            todo.append((h, True))
+            todo.extend((c, False) for c in g.children[h] if c not in size)
+    return frozenset(h for h, n in size.items() if n >= MIN_SIZE)
+
+
+def compare(a: frozenset, b: frozenset) -> tuple[float, float, int]:
+    """``(share_a, share_b, shared)`` of two feature sets."""
+    shared = len(a & b)
+    return (shared / len(a) if a else 0.0), (shared / len(b) if b else 0.0), shared
+
+
+def exercise_features(codes: dict[str, str], stub: str | None, class_size: int, deadline=None) -> dict:
+    """key -> features of ``codes`` for one exercise, without the stub's and the class-common
+    features (the reference, key ``""``, counts neither towards nor as the class); ``deadline``
+    (``matcher._Deadline``: anything with ``check()``) is checked between modules."""
+    entries = normalise.stub_entries(stub)
+    boilerplate = features(stub, entries) if stub else frozenset()
+    out = {}
+    for key, code in codes.items():
+        if deadline is not None:
+            deadline.check()
+        out[key] = features(code, entries) - boilerplate
+    floor = max(COMMON_SHARE * class_size, COMMON_MIN_COUNT)
+    students = [fs for key, fs in out.items() if key]
+    if len(students) > floor:
+        counts = Counter(h for fs in students for h in fs)
+        common = {h for h, n in counts.items() if n > floor}
+        out = {key: fs - common for key, fs in out.items()}
+    return out
+
+
+def exercise_pairs(name: str, feats: dict, deadline=None) -> list[StructurePair]:
+    """The pairs of ``feats`` (key -> features; ``""`` the reference, reported as ``student_b``
+    None) at or above :data:`CSV_MIN`, checking ``deadline`` between students."""
+    pairs = []
+    keys = sorted(feats)
+    for i, a in enumerate(keys):
+        if deadline is not None:
+            deadline.check()
+        fa = feats[a]
+        if not fa:
+            continue
+        for b in keys[i + 1:]:
+            student_a, student_b = (b, None) if not a else (a, b)
+            share_a, share_b, shared = compare(feats[student_a], feats[student_b or ""])
+            structure = max(share_a, share_b)
+            if structure >= CSV_MIN:
+                pairs.append(StructurePair(student_a, student_b, name, round(structure, 4),
+                                           round(share_a, 4), round(share_b, 4), shared))
+    return pairs
