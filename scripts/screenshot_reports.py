@@ -99,14 +99,19 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--report", type=Path, action="append", default=[], help="an HTML report to screenshot")
     parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
+    parser.add_argument("--height", type=int, default=0, help="window height in px (default 2400 desktop, 2600 phone)")
     args = parser.parse_args(argv)
     if not args.chromium:
         parser.error("chromium not found: apt-get install -y chromium (Debian), or pass --chromium PATH")
     args.out.mkdir(parents=True, exist_ok=True)
     pages = args.report or sample_reports(args.out)
+    stems = [page.stem for page in pages]
     for page in pages:
+        # feedback.html of several students: name each picture after the student's folder
+        name = f"{page.parent.name}-{page.stem}" if stems.count(page.stem) > 1 else page.stem
         for label, (width, height) in WIDTHS.items():
-            png = args.out / f"{page.stem}-{label}.png"
+            height = args.height or height
+            png = args.out / f"{name}-{label}.png"
             screenshot(args.chromium, page, png, width, height)
             print(png)
     return 0

@@ -225,6 +225,9 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
     for test in results.tests:   # figures attached by visible tests only
         if not test.hidden:
             figures.update(test.figures or {})
+    drawn = pics.render(figures, picture_labels()) if pictures else []
+    for group in groups:   # each picture beside the tests it explains, in its exercise's section
+        group["pictures"] = [p for p in drawn if p["exercise"] == group["name"]]
     return {
         "student": shown(student or Path(str(results.submission or "")).stem),
         "lang": language(), "score": results.score, "max_score": max_score,
@@ -233,7 +236,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "failing": [v for v in [v for g in groups for v in g["open"]] + [v for v in views if v["exercise"] not in grouped]
                     if not v["passed"] and not v["not_graded"] and not v["cause"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
-        "pictures": pics.render(figures, picture_labels()) if pictures else [],
+        "pictures": [p for p in drawn if p["exercise"] not in grouped],   # of an exercise not graded here
         "picture_problems": _picture_problems(results.figure_problems or {}) if pictures else [],
         "seed": results.seed, "kit_version": results.kit_version or __version__,
         "execution_time": results.execution_time,
