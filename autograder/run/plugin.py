@@ -50,7 +50,7 @@ import torch
 
 from autograder import context, exercises
 from autograder.reports import pictures
-from autograder.run import scoring
+from autograder.run import counterexample_run, scoring
 from autograder.sandbox import timeshare
 from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
 from autograder.i18n import authored, using
@@ -258,6 +258,11 @@ class GradingSession:
         """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
         results built (:attr:`results`)."""
         self.run.close()
+        if self._phase == "hidden" and not interrupted:
+            # a hidden failure's mistake that no public test named, shown on a kit-fixed public
+            # input in a fresh child (no hidden input ever reached it); the pictures below then
+            # come from that child too
+            counterexample_run.add(list(self.records.values()), self.remote, self._fresh_child)
         figures = None
         if self.options.pictures and not interrupted:
             exercises_graded = {m["exercise"] for m in self.meta.values()}
@@ -269,6 +274,11 @@ class GradingSession:
         if getattr(self, "_scope", None) is not None:
             self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    def _fresh_child(self) -> None:
+        """Stop the hidden tests' child and start a fresh one (not the spare: none is kept)."""
+        self.remote.close()
+        self.remote.start(use_spare=False)
 
     def abort(self) -> None:
         """After a failure of the grader itself: stop the run's children, leave its language."""
