@@ -53,12 +53,32 @@ def sample_reports(out: Path) -> list[Path]:
     class_results["s900"] = crashed
     class_results["s901"] = error_results("s901.zip: not a valid zip file", "s901.zip")
     class_results["s000"] = good
+    for lang in ("en", "ko"):   # the notebook self-check's inline output, in a Jupyter-like page
+        page = out / f"notebook-check-{lang}.html"
+        page.write_text(notebook_page(bad, lang), encoding="utf-8")
+        written.append(page)
     for lang in ("en", "ko"):
         page = out / f"summary-{lang}.html"
         page.write_text(render.render_summary(class_results, lang=lang), encoding="utf-8")
         written.append(page)
     del paths
     return written
+
+
+def notebook_page(results: dict, lang: str) -> str:
+    """``tkit.check(...)``'s HTML output (:meth:`autograder.notebook.report.CheckReport._repr_html_`)
+    inside an output area styled like JupyterLab's (its own font and width), so the scoped styles
+    are seen where they will be."""
+    from autograder.notebook.report import CheckReport
+    from autograder.results.model import as_results
+
+    report = CheckReport("positional_encoding", results=as_results(results), lang=lang,
+                         notes=["demo: the kernel runs another sinusoidal_table than the saved notebook"])
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body { font: 13px system-ui; margin: 0; "
+            "background: #fff; } .cell { margin: 8px 8px 8px 72px; max-width: 1000px; } .in { background: #f7f7f7; "
+            "border: 1px solid #cfcfcf; padding: 6px; font-family: monospace; } h1 { font-size: 26px; }</style></head>"
+            "<body><div class='cell'><h1>Notebook</h1><div class='in'>tkit.check(\"positional_encoding\")</div>"
+            f"<div class='out'>{report._repr_html_()}</div></div></body></html>")
 
 
 def _demo_results(figures: dict, failing: bool, crashed: bool = False, seconds: float = 4.0) -> dict:
