@@ -35,9 +35,6 @@ import time
 from typing import Callable
 
 FIGURE_ORDER = ("pe_table", "attention_padded", "attention_causal", "ae_reconstructions", "loss_curve")
-# the exercise whose section of the feedback shows each figure (beside the tests it explains)
-FIGURE_EXERCISE = {"pe_table": "positional_encoding", "attention_padded": "attention",
-                   "attention_causal": "attention", "ae_reconstructions": "autoencoder", "loss_curve": "autoencoder"}
 PE_SHAPE = (32, 32)           # (max_len, d_model) of the pictured table
 ATTENTION_SHAPE = (6, 6, 8)   # (S_q, S_k, d_k) of the pictured attention examples
 PADDED_KEYS = 2               # the last PADDED_KEYS keys are padding in the padded example
@@ -187,10 +184,8 @@ def _pyplot():
 
 
 def _fonts():
-    """An ``rc_context`` with DejaVu Sans then :func:`cjk_font` as ``font.family`` (matplotlib falls
-    back glyph by glyph only between the families of ``font.family``: a CJK font listed in
-    ``font.sans-serif`` behind DejaVu Sans is never used, and Hangul is drawn as boxes); a context,
-    so that a notebook kernel rendering a report keeps its own settings."""
+    """An ``rc_context``, ``font.family`` = DejaVu Sans then :func:`cjk_font` (matplotlib falls back
+    glyph by glyph between those only, not to ``font.sans-serif``); a kernel keeps its settings."""
     import matplotlib
 
     family = cjk_font()
@@ -276,13 +271,11 @@ def attention_figure(data: dict, figure: str, labels: dict):   # the figure of d
     for row in range(weights.shape[0]):
         for col in range(weights.shape[1]):
             value = float(weights[row, col])
-            if blocked[row, col] and abs(value) < 0.005:
-                continue   # a blocked key with no weight: the hatching says it; a number would sit under it
-            leak = bool(blocked[row, col])   # weight where the mask blocks: on a white label, in red
-            ax.text(col, row, f"{value:.2f}".lstrip("0") if 0 <= value < 1 else f"{value:.1f}",
-                    ha="center", va="center", fontsize=9,
-                    color="#cf222e" if leak else ("black" if value > 0.6 else "white"),
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if leak else None)
+            leak = bool(blocked[row, col])   # blocked, no weight: blank; weight there: red on white
+            if not leak or abs(value) >= 0.005:
+                ax.text(col, row, f"{value:.2f}".lstrip("0") if 0 <= value < 1 else f"{value:.1f}", ha="center",
+                        va="center", fontsize=9, color="#cf222e" if leak else ("black" if value > 0.6 else "white"),
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if leak else None)
     ax.set_xlabel(labels["key"])
     ax.set_ylabel(labels["query"])
     ax.set_xticks(range(weights.shape[1]))
@@ -362,7 +355,7 @@ def loss_figure(data: dict, labels: dict):
 
 def render(figures: dict, labels: dict) -> list[dict]:
     """PNG data URIs for the known figures in ``figures``, in :data:`FIGURE_ORDER`:
-    a list of ``{"name", "title", "caption", "exercise", "uri"}``. ``labels`` holds the translated
+    a list of ``{"name", "title", "caption", "uri"}``. ``labels`` holds the translated
     axis labels, titles and captions (see :func:`autograder.reports.render.picture_labels`).
     A figure whose data is malformed is reported as ``{"name", "title", "error"}``."""
     drawers = {
@@ -376,8 +369,7 @@ def render(figures: dict, labels: dict) -> list[dict]:
     for name in FIGURE_ORDER:
         if name not in figures:
             continue
-        entry = {"name": name, "title": labels[name], "caption": labels.get(f"{name}_caption", ""),
-                 "exercise": FIGURE_EXERCISE.get(name)}
+        entry = {"name": name, "title": labels[name], "caption": labels.get(f"{name}_caption", "")}
         try:
             entry["uri"] = drawers[name](figures[name])
         except FigureDataError as exc:
