@@ -114,3 +114,33 @@ def test_the_reference_gets_no_counterexample(tmp_path):
     (folder / "positional_encoding.py").write_text((paths.solutions_dir() / "positional_encoding.py").read_text())
     graded = run_suites(folder, files=[SUITE], seed=7, lang="en")
     assert all(t["status"] == "passed" and "counterexample" not in t.get("extra_data", {}) for t in graded["tests"])
+
+
+@pytest.mark.slow
+def test_pictures_come_from_the_public_tests_child(tmp_path, monkeypatch):
+    """A picture is drawn from the student's values: they are collected in the public tests' child,
+    before the hidden tests' child starts, never in a child that has seen a hidden input (they were
+    collected after the hidden tests, in their child)."""
+    from autograder.run import plugin
+    from autograder.sandbox.remote import RemoteImpl
+
+    starts, seen = [], []
+    real_start, real_collect = RemoteImpl.start, plugin.pictures.collect_from_session
+
+    def start(self, *args, **kwargs):
+        starts.append(self)
+        return real_start(self, *args, **kwargs)
+
+    def collect(remote, *args, **kwargs):
+        seen.append(len(starts))
+        return real_collect(remote, *args, **kwargs)
+
+    monkeypatch.setattr(RemoteImpl, "start", start)
+    monkeypatch.setattr(plugin.pictures, "collect_from_session", collect)
+    folder = tmp_path / "ref"
+    folder.mkdir()
+    (folder / "positional_encoding.py").write_text((paths.solutions_dir() / "positional_encoding.py").read_text())
+    graded = run_suites(folder, files=[SUITE], seed=7, lang="en", pictures=True)
+    assert seen == [1]                     # once, while the first (public) child ran
+    assert len(starts) == 2                # then the hidden tests' child
+    assert "pe_table" in graded["extra_data"]["figures"]

@@ -34,7 +34,9 @@ A test's name is the first line of its docstring; with ``options.lang == "ko"`` 
 Each test's record and the submission's results are built by :mod:`autograder.run.scoring` into
 :class:`autograder.results.model.Results` (Gradescope's results.json schema, the kit's extras in
 ``extra_data``). With ``options.pictures`` the report pictures' data is collected from the
-submission's child at the end of the run, before it closes (:mod:`autograder.reports.pictures`).
+public tests' child, before the hidden tests start (or at the end of a run without hidden tests):
+a picture is drawn from the student's values, and the hidden tests' child has seen hidden inputs
+(:mod:`autograder.reports.pictures`).
 """
 
 from __future__ import annotations
@@ -216,6 +218,7 @@ class GradingSession:
         self.attachments: dict[str, Attachments] = {}
         self.results: Results | None = None
         self._phase = "public"
+        self._figures: tuple[dict, dict] | None = None   # the pictures' data, once collected
         self._t0 = time.monotonic()
 
     def test_seed(self, nodeid: str) -> int:
@@ -260,13 +263,11 @@ class GradingSession:
         self.run.close()
         if self._phase == "hidden" and not interrupted:
             # a hidden failure's mistake that no public test named, shown on a kit-fixed public
-            # input in a fresh child (no hidden input ever reached it); the pictures below then
-            # come from that child too
+            # input in a fresh child (no hidden input ever reached it)
             counterexample_run.add(list(self.records.values()), self.remote, self._fresh_child)
-        figures = None
-        if self.options.pictures and not interrupted:
-            exercises_graded = {m["exercise"] for m in self.meta.values()}
-            figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
+        figures = self._figures
+        if figures is None and self.options.pictures and not interrupted and self._phase == "public":
+            figures = self._collect_pictures()   # no hidden test ran: the public child, before it closes
         self.remote.close()
         self.results = scoring.build_results(self, self._t0)
         if figures is not None:
@@ -274,6 +275,10 @@ class GradingSession:
         if getattr(self, "_scope", None) is not None:
             self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    def _collect_pictures(self) -> tuple[dict, dict]:
+        """The pictures' data from the running child (:func:`pictures.collect_from_session`)."""
+        return pictures.collect_from_session(self.remote, {m["exercise"] for m in self.meta.values()})
 
     def _fresh_child(self) -> None:
         """Stop the hidden tests' child and start a fresh one (not the spare: none is kept)."""
@@ -322,6 +327,8 @@ class GradingSession:
         self.run.graded.add(meta.get("exercise"))
         self.remote.reset(seed=item.stash[TEST_KEY].seed)  # the previous test's handles go too
         if meta.get("visibility") == "hidden" and self._phase == "public":
+            if self.options.pictures:   # from the public child: none of its calls saw a hidden input
+                self._figures = self._collect_pictures()
             self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
             self.remote.close(keep_spare=True)
             self.remote.start()
