@@ -49,3 +49,13 @@ def test_the_summary_line_names_the_call_that_shows_every_message_where_the_chec
     ko = " ".join(CheckReport("attention", results=as_results(res), lang="ko").text().split())
     assert 'tkit.check("attention", verbose=True)' in ko and "tkit check -v" not in ko
     assert "Run `" not in CheckReport("attention", results=as_results(res), verbose=True).text()
+
+
+def test_a_named_mistake_s_hint_is_printed_once():
+    hint = "Likely mistake: the scores are not divided by sqrt(d_k) [attention_no_scaling]"
+    wrong = [record("attention", f"w{i}", "failed", output=f"wrong values {i}\n{hint}", mistake="attention_no_scaling")
+             for i in range(3)]
+    lines = printed(results(wrong + [record("attention", "ok")]))
+    assert sum(hint in line for line in lines) == 1
+    assert sum("[attention_no_scaling] (as above)" in line for line in lines) == 2
+    assert all(f"wrong values {i}" in "\n".join(lines) for i in range(3))

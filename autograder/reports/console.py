@@ -97,9 +97,10 @@ def print_results(results: Results | dict, console: Console | None = None, show_
                       f"{escape(', '.join(cause['exercises']))})", highlight=False, markup=True)
         for line in (cause["output"] or "").splitlines()[:MAX_CAUSE_LINES]:
             console.print(f"    {line}", highlight=False, markup=False)
+    named: set[str] = set()
     for test in shown:
         console.print(f"[bold red]✗[/] {escape(test.name)}", highlight=False, markup=True)
-        for line in (test.output or "").splitlines():
+        for line in _once(test, named):
             console.print(f"    {line}", highlight=False, markup=False)
     _print_not_graded(results, console)
     console.print(_table(results))
@@ -108,6 +109,20 @@ def print_results(results: Results | dict, console: Console | None = None, show_
         console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}",
                       highlight=False, markup=True)
     console.print(summary_line(results, left_out if show_failures else 0, more), highlight=False, markup=False)
+
+
+def _once(test: TestResult, named: set[str]) -> list[str]:
+    """The lines of ``test``'s message, its named mistake's hint only the first time that mistake
+    is printed (``named``: the ids printed so far); later ones say "[id] (as above)"."""
+    lines = (test.output or "").splitlines()
+    if not test.mistake:
+        return lines
+    tag = f"[{test.mistake}]"
+    if test.mistake in named:
+        label = _("Different convention") if test.convention else _("Likely mistake")
+        return [f"{label}: {tag} ({_('as above')})" if line.rstrip().endswith(tag) else line for line in lines]
+    named.add(test.mistake)
+    return lines
 
 
 def _print_not_graded(results: Results, console: Console) -> None:
