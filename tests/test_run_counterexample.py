@@ -124,8 +124,13 @@ def test_pictures_come_from_the_public_tests_child(tmp_path, monkeypatch):
     from autograder.run import plugin
     from autograder.sandbox.remote import RemoteImpl
 
-    starts, seen = [], []
-    real_start, real_collect = RemoteImpl.start, plugin.pictures.collect_from_session
+    starts, seen, deadlines = [], [], []
+    real_start, real_collect, real_begin = RemoteImpl.start, plugin.pictures.collect_from_session, RemoteImpl.begin_test
+
+    def begin_test(self, exercise):
+        if exercise is not None:
+            deadlines.append(self.deadline)   # the submission's, as each graded test starts
+        return real_begin(self, exercise)
 
     def start(self, *args, **kwargs):
         starts.append(self)
@@ -136,6 +141,7 @@ def test_pictures_come_from_the_public_tests_child(tmp_path, monkeypatch):
         return real_collect(remote, *args, **kwargs)
 
     monkeypatch.setattr(RemoteImpl, "start", start)
+    monkeypatch.setattr(RemoteImpl, "begin_test", begin_test)
     monkeypatch.setattr(plugin.pictures, "collect_from_session", collect)
     folder = tmp_path / "ref"
     folder.mkdir()
@@ -143,4 +149,6 @@ def test_pictures_come_from_the_public_tests_child(tmp_path, monkeypatch):
     graded = run_suites(folder, files=[SUITE], seed=7, lang="en", pictures=True)
     assert seen == [1]                     # once, while the first (public) child ran
     assert len(starts) == 2                # then the hidden tests' child
+    # the pictures' own time limit does not stay on the hidden tests (the submission's is put back)
+    assert len(deadlines) == 2 and deadlines[0] == deadlines[1]
     assert "pe_table" in graded["extra_data"]["figures"]

@@ -277,8 +277,13 @@ class GradingSession:
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
 
     def _collect_pictures(self) -> tuple[dict, dict]:
-        """The pictures' data from the running child (:func:`pictures.collect_from_session`)."""
-        return pictures.collect_from_session(self.remote, {m["exercise"] for m in self.meta.values()})
+        """The pictures' data from the running child (:func:`pictures.collect_from_session`); the
+        submission's deadline, which that step narrows to its own, is put back for the tests after it."""
+        deadline = self.remote.deadline
+        try:
+            return pictures.collect_from_session(self.remote, {m["exercise"] for m in self.meta.values()})
+        finally:
+            self.remote.deadline = deadline
 
     def _fresh_child(self) -> None:
         """Stop the hidden tests' child and start a fresh one (not the spare: none is kept)."""
