@@ -53,12 +53,32 @@ def sample_reports(out: Path) -> list[Path]:
     class_results["s900"] = crashed
     class_results["s901"] = error_results("s901.zip: not a valid zip file", "s901.zip")
     class_results["s000"] = good
+    for lang in ("en", "ko"):   # the notebook self-check's inline output, in a Jupyter-like page
+        page = out / f"notebook-check-{lang}.html"
+        page.write_text(notebook_page(bad, lang), encoding="utf-8")
+        written.append(page)
     for lang in ("en", "ko"):
         page = out / f"summary-{lang}.html"
         page.write_text(render.render_summary(class_results, lang=lang), encoding="utf-8")
         written.append(page)
     del paths
     return written
+
+
+def notebook_page(results: dict, lang: str) -> str:
+    """``tkit.check(...)``'s HTML output (:meth:`autograder.notebook.report.CheckReport._repr_html_`)
+    inside an output area styled like JupyterLab's (its own font and width), so the scoped styles
+    are seen where they will be."""
+    from autograder.notebook.report import CheckReport
+    from autograder.results.model import as_results
+
+    report = CheckReport("positional_encoding", results=as_results(results), lang=lang,
+                         notes=["demo: the kernel runs another sinusoidal_table than the saved notebook"])
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body { font: 13px system-ui; margin: 0; "
+            "background: #fff; } .cell { margin: 8px 8px 8px 72px; max-width: 1000px; } .in { background: #f7f7f7; "
+            "border: 1px solid #cfcfcf; padding: 6px; font-family: monospace; } h1 { font-size: 26px; }</style></head>"
+            "<body><div class='cell'><h1>Notebook</h1><div class='in'>tkit.check(\"positional_encoding\")</div>"
+            f"<div class='out'>{report._repr_html_()}</div></div></body></html>")
 
 
 def _demo_results(figures: dict, failing: bool, crashed: bool = False, seconds: float = 4.0) -> dict:
@@ -99,14 +119,19 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--report", type=Path, action="append", default=[], help="an HTML report to screenshot")
     parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
+    parser.add_argument("--height", type=int, default=0, help="window height in px (default 2400 desktop, 2600 phone)")
     args = parser.parse_args(argv)
     if not args.chromium:
         parser.error("chromium not found: apt-get install -y chromium (Debian), or pass --chromium PATH")
     args.out.mkdir(parents=True, exist_ok=True)
     pages = args.report or sample_reports(args.out)
+    stems = [page.stem for page in pages]
     for page in pages:
+        # feedback.html of several students: name each picture after the student's folder
+        name = f"{page.parent.name}-{page.stem}" if stems.count(page.stem) > 1 else page.stem
         for label, (width, height) in WIDTHS.items():
-            png = args.out / f"{page.stem}-{label}.png"
+            height = args.height or height
+            png = args.out / f"{name}-{label}.png"
             screenshot(args.chromium, page, png, width, height)
             print(png)
     return 0

@@ -252,3 +252,24 @@ def test_the_kernel_imports_a_component_from_its_notebook_without_the_check_cell
         assert masks.__file__ == str(tmp_path / "masks.ipynb")
     finally:
         sys.modules.pop("masks", None)
+
+
+def test_a_comment_after_a_function_s_last_line_is_not_an_unsaved_change():
+    """The reference's own cells end functions with ``### END SOLUTION``: ``inspect`` keeps that
+    comment, the saved file's segment does not, and every such student was told to save (seen
+    running the edition's notebook headless with the reference's code pasted in and saved)."""
+    import linecache
+
+    from autograder import notebook
+
+    cell = "def f():\n    return 1\n    # done\n"
+    saved = "import torch\n\n\ndef f():\n    return 1\n    # done\n"
+    filename = "<ipython-input-tkit-comment>"
+    linecache.cache[filename] = (len(cell), None, cell.splitlines(True), filename)
+    ns = {"__name__": "__main__"}
+    exec(compile(cell, filename, "exec"), ns)
+    assert notebook.unsaved_definitions(saved, {"f": ns["f"]}) == []
+    edited = "def f():\n    return 2\n"
+    linecache.cache[filename] = (len(edited), None, edited.splitlines(True), filename)
+    exec(compile(edited, filename, "exec"), ns)
+    assert notebook.unsaved_definitions(saved, {"f": ns["f"]}) == ["f"]

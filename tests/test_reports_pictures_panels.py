@@ -27,3 +27,30 @@ def test_the_autoencoder_caption_explains_the_transform_in_both_languages():
         assert "secret transform" in render.picture_labels()["ae_reconstructions_caption"]
     with using("ko"):
         assert "비밀 변환" in render.picture_labels()["ae_reconstructions_caption"]
+
+
+def test_the_cjk_font_is_a_font_family_matplotlib_falls_back_to(monkeypatch):
+    """matplotlib falls back glyph by glyph only between the families of ``font.family``; a CJK
+    font listed in ``font.sans-serif`` behind DejaVu Sans drew every Hangul glyph as a box
+    (seen in headless Chromium once Noto CJK was installed)."""
+    import matplotlib
+
+    from autograder.reports import pictures
+
+    monkeypatch.setattr(pictures, "cjk_font", lambda: "Noto Sans CJK KR")
+    with pictures._fonts():
+        assert list(matplotlib.rcParams["font.family"]) == ["DejaVu Sans", "Noto Sans CJK KR"]
+    monkeypatch.setattr(pictures, "cjk_font", lambda: None)
+    with pictures._fonts():
+        assert list(matplotlib.rcParams["font.family"]) == ["DejaVu Sans"]
+
+
+def test_blocked_cells_without_weight_carry_no_number_and_a_leak_is_marked():
+    from autograder.reports import pictures
+
+    data = {"weights": [[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]], "blocked": [[False, False, True], [False, False, True]]}
+    fig = pictures.attention_figure(data, "attention_padded", {"key": "key", "query": "query"})
+    texts = {(round(t.get_position()[0]), round(t.get_position()[1])): t for t in fig.axes[0].texts}
+    assert (2, 0) not in texts                       # blocked, no weight: the hatching says it
+    assert texts[(2, 1)].get_text() == ".50" and texts[(2, 1)].get_bbox_patch() is not None   # a leak
+    assert texts[(0, 0)].get_bbox_patch() is None

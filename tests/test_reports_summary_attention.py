@@ -24,8 +24,8 @@ def test_needs_attention_lists_lost_exercises_with_their_cause_counted_once():
     rows = roster.needs_attention(_class())
     assert rows == [
         {"student": "ben", "error": "", "causes": [
-            {"exercise": "attention", "kind": "syntax_error", "tests": 2},
-            {"exercise": "rope", "kind": "timeout", "tests": 1}]},
+            {"kind": "syntax_error", "exercises": ["attention"], "tests": 2},
+            {"kind": "timeout", "exercises": ["rope"], "tests": 1}]},
         {"student": "cy", "error": "not a zip file", "causes": []},
     ]
 
@@ -41,5 +41,20 @@ def test_the_summary_shows_the_seed_and_the_list():
     assert rest, "no 'Needs attention' block"
     block = rest.split("</div>")[0]
     assert "ben" in block and "cy" in block and "ann" not in block
-    assert "the module has a syntax error (2 tests)" in block
+    assert "the module has a syntax error: attention (2 tests)" in block
     assert block.count("syntax error") == 1
+
+
+def test_one_kind_over_many_exercises_is_one_entry():
+    """Six missing files are one "missing" entry naming the six exercises (the sample class's eve
+    read as six repetitions of the same sentence)."""
+    names = ["feed_forward", "encoder", "decoder", "transformer", "rope", "autoencoder"]
+    tests = [_test(ex, False, "missing_file") for ex in reversed(names) for _ in range(2)]
+    tests += [_test("multi_head_attention", False, "syntax_error")]
+    rows = roster.needs_attention({"eve": Results(score=0.0, seed=1, max_score=13.0, tests=tests)})
+    assert rows[0]["causes"] == [{"kind": "syntax_error", "exercises": ["multi_head_attention"], "tests": 1},
+                                 {"kind": "missing_file", "exercises": names, "tests": 12}]
+    block = render.render_summary({"eve": Results(score=0.0, seed=1, max_score=13.0, tests=tests)},
+                                  lang="en").partition("Needs attention")[2].split("</div>")[0]
+    assert block.count("missing from the submission") == 1
+    assert "missing from the submission: " + ", ".join(names) + " (12 tests)" in block

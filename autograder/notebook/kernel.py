@@ -90,7 +90,13 @@ def _kernel_source(obj) -> str | None:
 
 
 def _normal(code: str) -> str:
-    return "\n".join(line.rstrip() for line in code.strip().splitlines())
+    """``code`` as its syntax tree (comments, blank lines and layout do not count: ``inspect``
+    keeps a comment after a function's last line, the saved file's segment ends at the last
+    statement), or its stripped lines when it does not parse."""
+    try:
+        return ast.dump(ast.parse(textwrap.dedent(code)))
+    except (SyntaxError, ValueError):
+        return "\n".join(line.rstrip() for line in code.strip().splitlines())
 
 
 def unsaved_definitions(saved_source: str, namespace: dict) -> list[str]:

@@ -76,8 +76,14 @@ class CheckReport:
                 return "\n".join(lines) + "\n"
             console = Console(file=buffer, width=100, color_system=None, force_terminal=False,
                               force_jupyter=False, highlight=False)
-            print_results(self.results, console=console, verbose=self.verbose)
+            # every message is one argument away here, not one command-line flag away
+            print_results(self.results, console=console, verbose=self.verbose, more=self.more_command)
         return "\n".join(lines + [buffer.getvalue().rstrip("\n")]) + "\n"
+
+    @property
+    def more_command(self) -> str:
+        """The call that shows every failing test's message, where this check runs (a notebook)."""
+        return f'tkit.check("{self.exercise}", verbose=True)'
 
     def __str__(self) -> str:
         return self.text()

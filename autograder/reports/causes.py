@@ -53,17 +53,27 @@ def _first_line(text: str | None) -> str:
     return next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
 
 
+# kinds whose failures are one cause however many files or functions they name: every missing
+# file is one "hand in these files", every untouched TODO one "these are still to do"; the cause
+# lists each message's first line once (an untouched submission: one block, not one per stub)
+BY_KIND = ("missing_file", "not_implemented")
+
+
 def _key(test: TestResult) -> tuple[str, str]:
-    """The cause of a failed test: a timeout per exercise, the others per message."""
+    """The cause of a failed test: a timeout per exercise, a missing file or an untouched TODO
+    per kind (:data:`BY_KIND`), the others (a syntax error) per message."""
     if test.failure == "timeout":
         return ("timeout", test.exercise)
+    if test.failure in BY_KIND:
+        return (str(test.failure), "")
     return (str(test.failure), _first_line(test.output))
 
 
 def of_tests(tests: list[TestResult]) -> tuple[list[dict], dict[int, int]]:
     """``(causes, which)``: the causes shared by the failing ``tests`` (in order of first
     appearance) and, for each test index that one covers, the cause's index. A cause is
-    ``{"kind", "output" (a public test's message, raw; '' when only hidden tests meet it),
+    ``{"kind", "output" (a public test's message, raw; '' when only hidden tests meet it; for a
+    :data:`BY_KIND` cause the first line of each distinct public message, one a line),
     "count", "exercises" (in order of appearance), "tests" (their indexes)}``."""
     causes: list[dict] = []
     by_key: dict[tuple[str, str], int] = {}
@@ -82,6 +92,11 @@ def of_tests(tests: list[TestResult]) -> tuple[list[dict], dict[int, int]]:
                 causes.append({"kind": key[0], "output": "" if test.hidden else (test.output or ""),
                                "count": 0, "exercises": [], "tests": []})
             cause = causes[by_key[key]]
+            if key[0] in BY_KIND and not test.hidden:
+                line = _first_line(test.output)
+                lines = cause["output"].splitlines()
+                if line and line not in lines:
+                    cause["output"] = "\n".join(lines + [line]) if cause["count"] else line
             cause["count"] += 1
             cause["tests"].append(i)
             if test.exercise not in cause["exercises"]:

@@ -31,27 +31,34 @@ MAX_DETAILS = 8
 
 def _details(results: Results, verbose: bool, shared_causes: list[dict]) -> tuple[list[TestResult], int]:
     """The failing tests to show with their message, and how many others are left out: every
-    one with ``verbose``; otherwise the first :data:`MAX_DETAILS` that are neither just an
-    untouched TODO (those are counted in the summary line) nor covered by a shared cause
-    (``shared_causes``, from :func:`_shared_causes`, printed once above them)."""
+    one with ``verbose``; otherwise the first :data:`MAX_DETAILS` not covered by a shared cause
+    (``shared_causes``, from :func:`_shared_causes`, printed once above them), and how many
+    messages are left out: tests beyond those, and the lines a cause did not print."""
     failing = [t for t in results.tests if not t.passed and not not_graded.reason(t)]
     if verbose:
         return failing, 0
     shared = {i for c in shared_causes for i in c["tests"]}
     real = [t for i, t in enumerate(results.tests) if not t.passed and not not_graded.reason(t)
-            and t.failure != "not_implemented" and i not in shared]
-    return real[:MAX_DETAILS], len(failing) - len(real[:MAX_DETAILS]) - len(shared)
+            and i not in shared]
+    cut = sum(max(0, len((c["output"] or "").splitlines()) - MAX_CAUSE_LINES) for c in shared_causes)
+    return real[:MAX_DETAILS], len(real) - len(real[:MAX_DETAILS]) + cut
+
+
+# Without -v, a cause prints at most this many of its lines (an untouched submission's TODO list).
+MAX_CAUSE_LINES = 6
 
 
 def _shared_causes(results: Results) -> list[dict]:
     """The causes (:mod:`autograder.reports.causes`) printed once without ``-v``: a syntax
-    error, a missing file, a timeout (an untouched TODO is counted in the summary line)."""
-    return [c for c in causes.of_tests(results.tests)[0] if c["kind"] != "not_implemented"]
+    error, the missing files, a timeout, the untouched TODOs (each with the tests it affects)."""
+    return causes.of_tests(results.tests)[0]
 
 
-def summary_line(results: Results | dict, hidden_details: int = 0) -> str:
+def summary_line(results: Results | dict, hidden_details: int = 0, more: str | None = None) -> str:
     """One line: how many tests passed, how many only hit an unimplemented TODO, how many failed,
-    and, when messages were left out, how to see them (``tkit check -v``)."""
+    and, when messages were left out, how to see them: ``more``, the command that shows every
+    message where the check runs (default ``tkit check -v``; a notebook's check passes its
+    ``tkit.check(..., verbose=True)``)."""
     tests = as_results(results).tests
     passed = sum(t.passed for t in tests)
     ungraded = sum(bool(not_graded.reason(t)) for t in tests)
@@ -61,13 +68,13 @@ def summary_line(results: Results | dict, hidden_details: int = 0) -> str:
     if ungraded:
         line += " " + _("{count} not graded (see above).").format(count=ungraded)
     if hidden_details:
-        line += " " + _("Run `tkit check -v` to see every message ({count} not shown).").format(
-            count=hidden_details)
+        line += " " + _("Run `{command}` to see every message ({count} not shown).").format(
+            command=more or "tkit check -v", count=hidden_details)
     return line
 
 
 def print_results(results: Results | dict, console: Console | None = None, show_failures: bool = True,
-                  verbose: bool = False) -> None:
+                  verbose: bool = False, more: str | None = None) -> None:
     """Print the failing tests' messages, then the per-exercise table with the total, then a
     one-line summary (so the table and the total stay on screen).
 
@@ -76,7 +83,9 @@ def print_results(results: Results | dict, console: Console | None = None, show_
         console: where to print (default: a new rich Console on stdout).
         show_failures: print failing tests' messages at all.
         verbose: print every failing test's message; otherwise at most :data:`MAX_DETAILS`,
-            skipping tests that only hit an unimplemented TODO.
+            each shared cause (a syntax error, the missing files, a timeout, the untouched
+            TODOs) once, with at most :data:`MAX_CAUSE_LINES` of its lines.
+        more: the command that shows every message, for the summary line (:func:`summary_line`).
     """
     console = console or Console()
     results = as_results(results)
@@ -86,11 +95,12 @@ def print_results(results: Results | dict, console: Console | None = None, show_
         count = _("tests affected: %(count)s") % {"count": cause["count"]}
         console.print(f"[bold red]✗[/] {escape(causes.hint(cause['kind']))} ({escape(count)}; "
                       f"{escape(', '.join(cause['exercises']))})", highlight=False, markup=True)
-        for line in (cause["output"] or "").splitlines():
+        for line in (cause["output"] or "").splitlines()[:MAX_CAUSE_LINES]:
             console.print(f"    {line}", highlight=False, markup=False)
+    named: set[str] = set()
     for test in shown:
         console.print(f"[bold red]✗[/] {escape(test.name)}", highlight=False, markup=True)
-        for line in (test.output or "").splitlines():
+        for line in _once(test, named):
             console.print(f"    {line}", highlight=False, markup=False)
     _print_not_graded(results, console)
     console.print(_table(results))
@@ -98,7 +108,21 @@ def print_results(results: Results | dict, console: Console | None = None, show_
     if ungraded:
         console.print(f"[bold magenta]{escape(_('Not graded'))}:[/] {escape(', '.join(ungraded))}",
                       highlight=False, markup=True)
-    console.print(summary_line(results, left_out if show_failures else 0), highlight=False, markup=False)
+    console.print(summary_line(results, left_out if show_failures else 0, more), highlight=False, markup=False)
+
+
+def _once(test: TestResult, named: set[str]) -> list[str]:
+    """The lines of ``test``'s message, its named mistake's hint only the first time that mistake
+    is printed (``named``: the ids printed so far); later ones say "[id] (as above)"."""
+    lines = (test.output or "").splitlines()
+    if not test.mistake:
+        return lines
+    tag = f"[{test.mistake}]"
+    if test.mistake in named:
+        label = _("Different convention") if test.convention else _("Likely mistake")
+        return [f"{label}: {tag} ({_('as above')})" if line.rstrip().endswith(tag) else line for line in lines]
+    named.add(test.mistake)
+    return lines
 
 
 def _print_not_graded(results: Results, console: Console) -> None:

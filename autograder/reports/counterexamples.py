@@ -14,8 +14,9 @@ visible (public) test that is itself shown on the same page; nothing of the hidd
 ``output`` is read. Public tests run in their own child, which never receives a hidden input
 (docs/DESIGN.md, the trust boundary), so the values cannot depend on hidden inputs either.
 A counterexample already shown for an earlier hidden test is named again without its line.
-A hidden mistake that no public test of the grading named gets no counterexample (the hidden
-test looks as before).
+A hidden mistake that no public test of the grading named gets the counterexample computed on a
+kit-fixed public input after the hidden tests (:func:`fresh`, from
+:mod:`autograder.run.counterexample_run`), when there is one.
 """
 
 from __future__ import annotations
@@ -64,10 +65,25 @@ def for_test(test: TestResult, examples: dict[str, list[TestResult]]) -> dict | 
         return None
     found = examples.get(test.mistake) or []
     if not found:
-        return None
+        return fresh(test)
     same = [t for t in found if t.exercise == test.exercise]
     public = (same or found)[0]
     return {"test": short_name(public), "exercise": public.exercise or "?", "line": first_line(public)}
+
+
+def fresh(test: TestResult) -> dict | None:
+    """``{"fresh": True, "exercise", "line"}``: the counterexample computed for ``test`` on a
+    kit-fixed public input after the hidden tests (``TestResult.counterexample``, set by
+    :mod:`autograder.run.counterexample_run`), or None. Only that record's ``line`` is read,
+    never the hidden test's output; it must be the mistake the test names."""
+    example = test.counterexample if isinstance(test.counterexample, dict) else None
+    if not example or example.get("mistake") != test.mistake or not isinstance(example.get("line"), str):
+        return None
+    line = shown(example["line"].strip().splitlines()[0] if example["line"].strip() else "")
+    if not line:
+        return None
+    return {"fresh": True, "test": "", "exercise": test.exercise or "?",
+            "line": line if len(line) <= MAX_LINE else line[:MAX_LINE] + "..."}
 
 
 def mark_repeated(views: list[dict]) -> None:
@@ -76,7 +92,8 @@ def mark_repeated(views: list[dict]) -> None:
     seen: set[tuple[str, str]] = set()
     for view in views:
         example = view.get("counterexample")
-        key = (example["exercise"], example["test"]) if example else None
+        key = (("fresh", example["line"]) if example.get("fresh") else (example["exercise"], example["test"])) \
+            if example else None
         view["counterexample_again"] = key in seen
         if key:
             seen.add(key)

@@ -184,13 +184,12 @@ def _pyplot():
 
 
 def _fonts():
-    """An ``rc_context`` with DejaVu Sans then :func:`cjk_font` (matplotlib falls back glyph by glyph);
-    a context, so that a notebook kernel rendering a report keeps its own settings."""
+    """An ``rc_context``, ``font.family`` = DejaVu Sans then :func:`cjk_font` (matplotlib falls back
+    glyph by glyph between those only, not to ``font.sans-serif``); a kernel keeps its settings."""
     import matplotlib
 
     family = cjk_font()
-    return matplotlib.rc_context({"font.family": "sans-serif",
-                                  "font.sans-serif": ["DejaVu Sans", *([family] if family else [])]})
+    return matplotlib.rc_context({"font.family": ["DejaVu Sans", *([family] if family else [])]})
 
 
 def _png_uri(fig) -> str:
@@ -272,8 +271,11 @@ def attention_figure(data: dict, figure: str, labels: dict):   # the figure of d
     for row in range(weights.shape[0]):
         for col in range(weights.shape[1]):
             value = float(weights[row, col])
-            ax.text(col, row, f"{value:.2f}".lstrip("0") if 0 <= value < 1 else f"{value:.1f}",
-                    ha="center", va="center", fontsize=9, color="black" if value > 0.6 else "white")
+            leak = bool(blocked[row, col])   # blocked, no weight: blank; weight there: red on white
+            if not leak or abs(value) >= 0.005:
+                ax.text(col, row, f"{value:.2f}".lstrip("0") if 0 <= value < 1 else f"{value:.1f}", ha="center",
+                        va="center", fontsize=9, color="#cf222e" if leak else ("black" if value > 0.6 else "white"),
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if leak else None)
     ax.set_xlabel(labels["key"])
     ax.set_ylabel(labels["query"])
     ax.set_xticks(range(weights.shape[1]))

@@ -175,6 +175,11 @@ def test_view(test: TestResult) -> dict:
     return view
 
 
+# the exercise whose section of the feedback shows each picture (beside the tests it explains)
+FIGURE_EXERCISE = {"pe_table": "positional_encoding", "attention_padded": "attention",
+                   "attention_causal": "attention", "ae_reconstructions": "autoencoder", "loss_curve": "autoencoder"}
+
+
 def feedback_context(results: Results | dict, student: str = "", *, pictures: bool = True,
                      self_check: bool = False) -> dict:
     """The template context of ``feedback.html``/``feedback.md`` (current language).
@@ -225,6 +230,10 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
     for test in results.tests:   # figures attached by visible tests only
         if not test.hidden:
             figures.update(test.figures or {})
+    drawn = [{**p, "exercise": FIGURE_EXERCISE.get(p["name"])}
+             for p in (pics.render(figures, picture_labels()) if pictures else [])]
+    for group in groups:   # each picture beside the tests it explains, in its exercise's section
+        group["pictures"] = [p for p in drawn if p["exercise"] == group["name"]]
     return {
         "student": shown(student or Path(str(results.submission or "")).stem),
         "lang": language(), "score": results.score, "max_score": max_score,
@@ -233,7 +242,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "failing": [v for v in [v for g in groups for v in g["open"]] + [v for v in views if v["exercise"] not in grouped]
                     if not v["passed"] and not v["not_graded"] and not v["cause"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
-        "pictures": pics.render(figures, picture_labels()) if pictures else [],
+        "pictures": [p for p in drawn if p["exercise"] not in grouped],   # of an exercise not graded here
         "picture_problems": _picture_problems(results.figure_problems or {}) if pictures else [],
         "seed": results.seed, "kit_version": results.kit_version or __version__,
         "execution_time": results.execution_time,

@@ -40,8 +40,9 @@ ATTENTION_KINDS = ("missing_file", "syntax_error", "import_error", "timeout", "t
 def needs_attention(class_results: dict[str, Results | dict]) -> list[dict]:
     """The submissions an instructor should look at first, sorted by student id: those that could
     not be graded at all (``{"student", "error", "causes": []}``) and those with an exercise lost to
-    one of :data:`ATTENTION_KINDS` (``causes``: ``[{"exercise", "kind", "tests"}]``, ``tests``
-    the number of failing tests of that exercise with that kind)."""
+    one of :data:`ATTENTION_KINDS` (``causes``: ``[{"kind", "exercises", "tests"}]``, one per kind
+    in order of its first exercise: the exercises it took, in the kit's order, and ``tests`` the
+    number of failing tests of that kind; six missing files are one line, not six)."""
     out = []
     for sid in sorted(class_results):
         results = as_results(class_results[sid])
@@ -55,9 +56,12 @@ def needs_attention(class_results: dict[str, Results | dict]) -> list[dict]:
                 counts[key] = counts.get(key, 0) + 1
         if counts:
             order = {name: i for i, name in enumerate(exercises.NAMES)}
-            causes = [{"exercise": ex, "kind": kind, "tests": n}
-                      for (ex, kind), n in sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1]))]
-            out.append({"student": shown(sid), "error": "", "causes": causes})
+            by_kind: dict[str, dict] = {}
+            for (ex, kind), n in sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
+                cause = by_kind.setdefault(kind, {"kind": kind, "exercises": [], "tests": 0})
+                cause["exercises"].append(ex)
+                cause["tests"] += n
+            out.append({"student": shown(sid), "error": "", "causes": list(by_kind.values())})
     return out
 
 

@@ -29,7 +29,7 @@ VISIBILITY = {"public": "visible", "hidden": HIDDEN}   # the suite folder -> Gra
 
 # the kit's typed fields in a test's ``extra_data`` (absent when None)
 TEST_EXTRAS = ("nodeid", "duration", "mistake", "convention", "failure", "not_graded",
-               "components_at_fault", "failing_components", "figures")
+               "components_at_fault", "failing_components", "figures", "counterexample")
 # the kit's typed fields in the submission's ``extra_data`` (absent when None)
 RESULT_EXTRAS = ("kit_version", "seed", "max_score", "exercises", "submission", "child", "warnings",
                  "not_graded", "figures", "figure_problems", "error")
@@ -53,7 +53,8 @@ class TestResult:
     ``passed`` or ``failed``; ``tags[0]`` is the exercise. Typed ``extra_data`` fields: ``nodeid``,
     ``duration`` (s), ``mistake`` (a catalog id), ``convention``, ``failure`` (a SubmissionError
     kind), ``not_graded`` (the reason the grader could not judge it), ``components_at_fault``,
-    ``failing_components``, ``figures`` (plot data); ``other`` keeps any other key.
+    ``failing_components``, ``figures`` (plot data), ``counterexample`` (a hidden failure's mistake
+    on a kit-fixed public input, ``{"what", "line"}``); ``other`` keeps any other key.
 
     ``signature`` (a wrong output's fingerprint, :func:`autograder.mistakes.comparison.signature`)
     is instructor-side: :meth:`to_gradescope` never writes it (results.json, feedback and
@@ -77,6 +78,9 @@ class TestResult:
     components_at_fault: Any = None
     failing_components: list[str] | None = None
     figures: dict | None = None
+    # a hidden failure's mistake shown on a kit-fixed public input: {"what", "line"}
+    # (autograder.run.counterexample_run; computed with no hidden input)
+    counterexample: dict | None = None
     other: dict = field(default_factory=dict)
     signature: str | None = field(default=None, repr=False)   # instructor-side: never in to_gradescope
 

@@ -34,7 +34,9 @@ A test's name is the first line of its docstring; with ``options.lang == "ko"`` 
 Each test's record and the submission's results are built by :mod:`autograder.run.scoring` into
 :class:`autograder.results.model.Results` (Gradescope's results.json schema, the kit's extras in
 ``extra_data``). With ``options.pictures`` the report pictures' data is collected from the
-submission's child at the end of the run, before it closes (:mod:`autograder.reports.pictures`).
+public tests' child, before the hidden tests start (or at the end of a run without hidden tests):
+a picture is drawn from the student's values, and the hidden tests' child has seen hidden inputs
+(:mod:`autograder.reports.pictures`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import torch
 
 from autograder import context, exercises
 from autograder.reports import pictures
-from autograder.run import scoring
+from autograder.run import counterexample_run, scoring
 from autograder.sandbox import timeshare
 from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
 from autograder.i18n import authored, using
@@ -216,6 +218,7 @@ class GradingSession:
         self.attachments: dict[str, Attachments] = {}
         self.results: Results | None = None
         self._phase = "public"
+        self._figures: tuple[dict, dict] | None = None   # the pictures' data, once collected
         self._t0 = time.monotonic()
 
     def test_seed(self, nodeid: str) -> int:
@@ -258,10 +261,13 @@ class GradingSession:
         """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
         results built (:attr:`results`)."""
         self.run.close()
-        figures = None
-        if self.options.pictures and not interrupted:
-            exercises_graded = {m["exercise"] for m in self.meta.values()}
-            figures = pictures.collect_from_session(self.remote, exercises_graded)  # before the child closes
+        if self._phase == "hidden" and not interrupted:
+            # a hidden failure's mistake that no public test named, shown on a kit-fixed public
+            # input in a fresh child (no hidden input ever reached it)
+            counterexample_run.add(list(self.records.values()), self.remote, self._fresh_child)
+        figures = self._figures
+        if figures is None and self.options.pictures and not interrupted and self._phase == "public":
+            figures = self._collect_pictures()   # no hidden test ran: the public child, before it closes
         self.remote.close()
         self.results = scoring.build_results(self, self._t0)
         if figures is not None:
@@ -269,6 +275,20 @@ class GradingSession:
         if getattr(self, "_scope", None) is not None:
             self._scope.close()
         torch.set_num_threads(getattr(self, "_previous_threads", torch.get_num_threads()))
+
+    def _collect_pictures(self) -> tuple[dict, dict]:
+        """The pictures' data from the running child (:func:`pictures.collect_from_session`); the
+        submission's deadline, which that step narrows to its own, is put back for the tests after it."""
+        deadline = self.remote.deadline
+        try:
+            return pictures.collect_from_session(self.remote, {m["exercise"] for m in self.meta.values()})
+        finally:
+            self.remote.deadline = deadline
+
+    def _fresh_child(self) -> None:
+        """Stop the hidden tests' child and start a fresh one (not the spare: none is kept)."""
+        self.remote.close()
+        self.remote.start(use_spare=False)
 
     def abort(self) -> None:
         """After a failure of the grader itself: stop the run's children, leave its language."""
@@ -312,6 +332,8 @@ class GradingSession:
         self.run.graded.add(meta.get("exercise"))
         self.remote.reset(seed=item.stash[TEST_KEY].seed)  # the previous test's handles go too
         if meta.get("visibility") == "hidden" and self._phase == "public":
+            if self.options.pictures:   # from the public child: none of its calls saw a hidden input
+                self._figures = self._collect_pictures()
             self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
             self.remote.close(keep_spare=True)
             self.remote.start()
