@@ -100,6 +100,11 @@ _ENTRIES = (
        "blocked scores are set to 0 before the softmax, which still gives them weight: fill them with -inf "
        "(or the dtype's minimum)",
        "막힌 점수를 softmax 전에 0 으로 채워 여전히 가중치를 받습니다. -inf (또는 dtype 의 최솟값)로 채우세요"),
+    _k("mask_padding_not_expanded", "masks",
+       "combine_masks combines the key_padding_mask [B, S_k] with attn_mask [S_q, S_k] without giving it the head "
+       "and query axes: make it [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) first",
+       "combine_masks 가 key_padding_mask [B, S_k] 에 헤드 축과 query 축을 넣지 않고 attn_mask [S_q, S_k] 와 "
+       "합쳤습니다. 먼저 [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) 로 바꾸세요"),
     # exercise 4: attention
     _k("attention_no_scaling", "attention",
        "the scores are not divided by sqrt(d_k) (equation 1 of Vaswani et al. 2017)",

@@ -7,6 +7,7 @@ which re-exports :class:`SubmissionError`.
 from __future__ import annotations
 
 from autograder.i18n import _
+from autograder.sandbox import call_errors
 
 
 class SubmissionError(AssertionError):
@@ -14,10 +15,11 @@ class SubmissionError(AssertionError):
     syntax_error, import_error, not_implemented, system_exit, exception,
     encode_error, crash, timeout, protocol, time_limit, gave_up.
     ``output`` is what the child printed during the failing call (truncated);
-    ``error_type``/``error_message`` the student's exception, when one was raised."""
+    ``error_type``/``error_message`` the student's exception, when one was raised; ``mistake`` the id
+    of the known mistake its likely cause shows (:mod:`autograder.sandbox.call_errors`), or None."""
 
     def __init__(self, kind: str, message: str, output: str = "", module: str | None = None,
-                 error_type: str = "", error_message: str = ""):
+                 error_type: str = "", error_message: str = "", mistake: str | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -25,6 +27,7 @@ class SubmissionError(AssertionError):
         self.module = module
         self.error_type = error_type          # the student's exception class name, if any
         self.error_message = error_message    # and its message
+        self.mistake = mistake                # a known mistake's id the exception shows (call_errors)
 
 
 def describe_error(err: dict, what: str) -> str:
@@ -59,8 +62,20 @@ def describe_error(err: dict, what: str) -> str:
         head = _("importing {what} failed: {error}").format(what=what, error=f"{err.get('type')}: {message}")
     else:
         head = _("{what} raised {error}").format(what=what, error=f"{err.get('type')}: {message}")
-    frames = err.get("trace") or []
+    frames = err.get("trace") if isinstance(err.get("trace"), list) else []
+    frames = [f for f in frames if isinstance(f, dict)]
     if frames:
         head += "\n" + "\n".join(
             f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
+    if kind == "exception":
+        extra, _mistake = call_errors.explain(err)
+        if extra:
+            head += "\n" + extra
     return head
+
+
+def error_mistake(err: dict) -> str | None:
+    """The known mistake an exception record shows (:func:`autograder.sandbox.call_errors.explain`)."""
+    if err.get("kind") != "exception":
+        return None
+    return call_errors.explain(err)[1]

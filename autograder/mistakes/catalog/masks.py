@@ -131,3 +131,19 @@ MUTANTS += [
         replace=(("return token_ids == pad_id", "return token_ids == 0"),),
     ),
 ]
+MUTANTS += [
+    # Source: issue 35 (a real submission): combine_masks ORs the [B, S_k] padding mask straight into the
+    # [S_q, S_k] attention mask, which raises a broadcasting RuntimeError whenever B != S_q (named from
+    # that exception, autograder.sandbox.call_errors) and blocks the wrong rows when B == S_q.
+    Mutant(
+        id="mask_padding_not_expanded",
+        exercise="masks",
+        hint_en="combine_masks combines the key_padding_mask [B, S_k] with attn_mask [S_q, S_k] without giving it "
+                "the head and query axes, so B lines up with S_q: make it [B, 1, 1, S_k] "
+                "(key_padding_mask[:, None, None, :]) first",
+        hint_ko="combine_masks 가 key_padding_mask [B, S_k] 에 헤드 축과 query 축을 넣지 않고 attn_mask [S_q, S_k] "
+                "와 합쳐 B 가 S_q 축에 맞춰졌습니다. 먼저 [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) 로 "
+                "바꾸세요",
+        replace=(("k = key_padding_mask[:, None, None, :].to(a.device)", "k = key_padding_mask.to(a.device)"),),
+    ),
+]
