@@ -88,7 +88,8 @@ def explain(session, excinfo, extra: dict, ctx) -> str:
             extra["mistake"] = mistake.id
             extra["convention"] = mistake.convention
             session.run.named.setdefault(mistake.exercise, set()).add(mistake.id)
-            text += "\n" + str(comparison.Mismatch("", mistake)).lstrip("\n")
+            line = str(comparison.Mismatch("", mistake)).lstrip("\n")
+            text = text.replace(exc.cause, line) if exc.cause and exc.cause in text else text + "\n" + line
         return with_printed(text, exc.output or session.remote.test_output)
     if isinstance(exc, AssertionError):
         return with_printed(str(exc) or _("failed"), session.remote.test_output)

@@ -176,16 +176,13 @@ def likely_cause(err: dict) -> Cause | None:
     return None
 
 
-def explain(err: dict) -> tuple[str, str | None]:
-    """The lines added to an exception's message (``""`` when there is nothing to add) and the
-    id of the known mistake the cause shows (or None)."""
-    lines = []
+def explain(err: dict) -> tuple[str, str, str | None]:
+    """What an exception's message gains: the line naming the function and its arguments
+    (``""`` when the record has no frame of the submission), the likely-cause line (``""`` when
+    none is recognised) and the id of the known mistake that cause shows (or None)."""
     details = call_details(err)
-    if details:
-        lines.append(_("It was raised in {call}.").format(call=details))
+    where = _("It was raised in {call}.").format(call=details) if details else ""
     cause = likely_cause(err)
-    mistake = None
-    if cause is not None:
-        lines.append(_("Likely cause: {cause}").format(cause=cause.text()))
-        mistake = cause.mistake(innermost(err))
-    return "\n".join(lines), mistake
+    if cause is None:
+        return where, "", None
+    return where, _("Likely cause: {cause}").format(cause=cause.text()), cause.mistake(innermost(err))

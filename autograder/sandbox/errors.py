@@ -16,10 +16,12 @@ class SubmissionError(AssertionError):
     encode_error, crash, timeout, protocol, time_limit, gave_up.
     ``output`` is what the child printed during the failing call (truncated);
     ``error_type``/``error_message`` the student's exception, when one was raised; ``mistake`` the id
-    of the known mistake its likely cause shows (:mod:`autograder.sandbox.call_errors`), or None."""
+    of the known mistake its likely cause shows (:mod:`autograder.sandbox.call_errors`), or None,
+    and ``cause`` the message's likely-cause line (replaced by the mistake's hint where it is named)."""
 
     def __init__(self, kind: str, message: str, output: str = "", module: str | None = None,
-                 error_type: str = "", error_message: str = "", mistake: str | None = None):
+                 error_type: str = "", error_message: str = "", mistake: str | None = None,
+                 cause: str = ""):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -28,6 +30,7 @@ class SubmissionError(AssertionError):
         self.error_type = error_type          # the student's exception class name, if any
         self.error_message = error_message    # and its message
         self.mistake = mistake                # a known mistake's id the exception shows (call_errors)
+        self.cause = cause                    # the message's likely-cause line, if any
 
 
 def describe_error(err: dict, what: str) -> str:
@@ -68,14 +71,14 @@ def describe_error(err: dict, what: str) -> str:
         head += "\n" + "\n".join(
             f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
     if kind == "exception":
-        extra, _mistake = call_errors.explain(err)
-        if extra:
-            head += "\n" + extra
+        head += "".join("\n" + line for line in call_errors.explain(err)[:2] if line)
     return head
 
 
-def error_mistake(err: dict) -> str | None:
-    """The known mistake an exception record shows (:func:`autograder.sandbox.call_errors.explain`)."""
+def error_cause(err: dict) -> tuple[str, str | None]:
+    """The likely-cause line of an exception record and the known mistake it shows
+    (:func:`autograder.sandbox.call_errors.explain`); ``("", None)`` for other records."""
     if err.get("kind") != "exception":
-        return None
-    return call_errors.explain(err)[1]
+        return "", None
+    _where, line, mistake = call_errors.explain(err)
+    return line, mistake
