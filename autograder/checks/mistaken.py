@@ -279,3 +279,9 @@ def rope_angles(head_dim: int, max_len: int) -> KnownMistakes:
         "rope_angles_sin_cos_swapped": lambda: tuple(reversed(formulas.rope_angles(head_dim, max_len))),
         "rope_exponent_i_over_d": i_over_d,
     }
+
+
+def fixed_bottleneck() -> KnownMistakes:
+    """Mistakes of ``(encode(x).shape for latent_dim 8, for latent_dim 32)``: one code width whatever
+    ``latent_dim`` is (a structural test, :class:`~autograder.mistakes.diagnosis.When`)."""
+    return {"autoencoder_fixed_latent": When(lambda got: got[0][1] == got[1][1] and got[0][1] not in (8, 32))}

@@ -202,6 +202,12 @@ _ENTRIES = (
        "norm_first=True asks for Pre-LN: x = x + sublayer(norm(x))",
        "디코더 층이 잔차를 더한 뒤 정규화합니다 (Post-LN, 논문의 방식). norm_first=True 이면 Pre-LN "
        "(x = x + sublayer(norm(x)))이어야 합니다", convention=True),
+    # exercise 11: AutoEncoder
+    _k("autoencoder_fixed_latent", "autoencoder",
+       "the bottleneck has one fixed width whatever latent_dim is: z must be [B, latent_dim] (fc_enc with "
+       "latent_dim outputs, fc_dec with latent_dim inputs)",
+       "latent_dim 과 상관없이 병목의 폭이 고정되어 있습니다. z 는 [B, latent_dim] 이어야 합니다 (fc_enc 의 출력과 "
+       "fc_dec 의 입력을 latent_dim 으로)"),
     # exercise 10: RoPE
     _k("rope_rotate_half", "rope",
        "you used the 'rotate half' layout (pairs x[i], x[i + head_dim/2], as in GPT-NeoX/LLaMA code), a real "

@@ -65,20 +65,23 @@ MUTANTS = [
     Mutant(
         id="mask_fully_masked_nan",
         exercise="masks",
-        hint_en="a row whose keys are all blocked gives NaN (softmax over only -inf); the kit's rule is all-zero "
-                "weights there: zero the blocked positions after the softmax",
-        hint_ko="모든 key 가 가려진 행에서 NaN 이 나옵니다 (-inf 만 있는 softmax). 그런 행은 가중치가 모두 0 이어야 "
-                "합니다: softmax 뒤에 가려진 위치를 0 으로 만드세요",
+        convention=True,
+        hint_en="a row whose keys are all blocked gives NaN (softmax over only -inf, what PyTorch itself gives, a "
+                "real convention); the kit's rule is all-zero weights there: zero the blocked positions after the "
+                "softmax",
+        hint_ko="모든 key 가 가려진 행에서 NaN 이 나옵니다 (-inf 만 있는 softmax, PyTorch 자체가 내는 값, 실제로 쓰이는 "
+                "방식). 이 키트의 규칙은 그런 행의 가중치가 모두 0 인 것입니다: softmax 뒤에 가려진 위치를 0 으로 만드세요",
         replace=((_FILL, 'filled = scores.masked_fill(blocked, float("-inf"))'),
                  (_SOFTMAX, "return torch.softmax(filled, dim=dim)")),
     ),
     Mutant(
         id="mask_fully_masked_uniform",
         exercise="masks",
+        convention=True,
         hint_en="a row whose keys are all blocked gets uniform weights 1/S_k (a finite fill such as -1e9 without "
-                "zeroing afterwards); the kit's rule is all-zero weights there",
+                "zeroing afterwards, the Annotated Transformer's convention); the kit's rule is all-zero weights there",
         hint_ko="모든 key 가 가려진 행이 균등 가중치 1/S_k 를 받습니다 (-1e9 같은 유한한 값으로 채우고 0 으로 "
-                "만들지 않음). 그런 행은 가중치가 모두 0 이어야 합니다",
+                "만들지 않음, Annotated Transformer 의 방식). 이 키트의 규칙은 그런 행의 가중치가 모두 0 인 것입니다",
         replace=((_SOFTMAX, "return torch.softmax(filled, dim=dim)"),),
     ),
     Mutant(
