@@ -116,11 +116,16 @@ CAUSES: tuple[Cause, ...] = (
                     "before broadcasting it against [B, H, S_q, S_k]"),
           lambda f: "mask_padding_not_expanded" if _str(f.get("func")) == "combine_masks" else None),
     Cause("float_mask",
-          lambda t, m, f: "only supports boolean masks" in m or (
-              _float_mask_arg(f) and re.search(r"not implemented for '(Float|Double|Half|BFloat16)'", m) is not None),
+          lambda t, m, f: "only supports boolean masks" in m or (_float_mask_arg(f) and (
+              re.search(r"not implemented for '(Float|Double|Half|BFloat16)'", m) is not None
+              or "only implemented on integer and Boolean" in m)),
           lambda: _("a float mask reached code that needs a bool mask (masked_fill, |, ~): the kit's masks are "
                     "bool, True = blocked; build them with dtype=torch.bool (torch.triu(torch.ones(S, S, "
                     "dtype=torch.bool), diagonal=1)) or convert a 0/1 mask with mask.bool()")),
+    Cause("broadcast",
+          lambda t, m, f: bool(_BROADCAST.search(m)),
+          lambda: _("two tensors whose shapes do not broadcast were combined: shapes line up from the last axis "
+                    "(the arguments' shapes are above); a mask must broadcast to the scores [..., S_q, S_k]")),
     Cause("ambiguous_bool",
           lambda t, m, f: "Boolean value of Tensor with more than one" in m,
           lambda: _("a tensor was used as a Python truth value (if mask:, mask1 or mask2, a and b): use "
@@ -160,6 +165,15 @@ CAUSES: tuple[Cause, ...] = (
           lambda: _("an optional argument (a mask) was None: handle mask=None, key_padding_mask=None and "
                     "attn_mask=None, which the tests pass")),
 )
+
+
+_TORCH_NOT_IMPLEMENTED = re.compile(r'^"\w+" not implemented for \'\w+\'')
+
+
+def is_torch_not_implemented(message: str) -> bool:
+    """A ``NotImplementedError`` that torch raised for an operation on a dtype
+    (``"bitwise_or_cpu" not implemented for 'Float'``), not a stub's unfinished TODO."""
+    return bool(_TORCH_NOT_IMPLEMENTED.match(message or ""))
 
 
 def likely_cause(err: dict) -> Cause | None:

@@ -33,8 +33,17 @@ class SubmissionError(AssertionError):
         self.cause = cause                    # the message's likely-cause line, if any
 
 
+def normalise(err: dict) -> dict:
+    """The record with a torch dtype ``NotImplementedError`` (``"bitwise_or_cpu" not implemented for
+    'Float'``) counted as an exception of the code, not as an unfinished stub."""
+    if err.get("kind") == "not_implemented" and call_errors.is_torch_not_implemented(str(err.get("message", ""))):
+        return {**err, "kind": "exception"}
+    return err
+
+
 def describe_error(err: dict, what: str) -> str:
     """A student-facing sentence for a child error record (see runner.error_record)."""
+    err = normalise(err)
     kind = err.get("kind")
     message = str(err.get("message", ""))
     if kind == "missing_file":
@@ -78,7 +87,7 @@ def describe_error(err: dict, what: str) -> str:
 def error_cause(err: dict) -> tuple[str, str | None]:
     """The likely-cause line of an exception record and the known mistake it shows
     (:func:`autograder.sandbox.call_errors.explain`); ``("", None)`` for other records."""
-    if err.get("kind") != "exception":
+    if normalise(err).get("kind") != "exception":
         return "", None
     _where, line, mistake = call_errors.explain(err)
     return line, mistake
