@@ -178,7 +178,7 @@ def test_masks_exception_names_function_shapes_and_mistake(tmp_path, lang, raise
     failed = [t for t in _failed(results, "masks") if t["extra_data"]["nodeid"].endswith("test_combine_masks_shapes_and_values")]
     assert [t["extra_data"].get("mistake") for t in failed] == ["mask_padding_not_expanded"]
     output = failed[0]["output"]
-    assert "raised RuntimeError: The size of tensor a (3) must match the size of tensor b (2)" in output
+    assert "RuntimeError: The size of tensor a (3) must match the size of tensor b (2)" in output
     assert raised in output and cause in output
     assert output.count("[mask_padding_not_expanded]") == 1   # the cause line became the mistake's line
 
