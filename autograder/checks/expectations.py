@@ -137,19 +137,48 @@ def run_digest(run: Callable) -> "memo.Digest | None":
 
 def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
     """Of the first ``MAX_CANDIDATES`` mutants of ``candidates``, the one whose output matches
-    ``got`` most closely (the first on ties), or None."""
-    best, best_dist = None, math.inf
+    ``got`` most closely (the first on ties), or None. A mutant whose output has ``got``'s dtype
+    too wins over one that matches the values only (a float 0/1 mask is the mutant that makes it
+    float, not any mutant that leaves it right); a values-only match must change this output
+    (one that gives the reference's output exactly explains nothing but a dtype)."""
+    outputs = []
     run_key = run_digest(run)
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            out = seeded_run(run, mutant.impl(), run_key)
-            compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
+            outputs.append((mutant, seeded_run(run, mutant.impl(), run_key)))
         except Exception:
             continue
-        dist = distance(got, out, valid)
-        if dist < best_dist or best is None:
-            best, best_dist = mutant, dist
-    return best
+    reference = []
+
+    def gives_reference(out) -> bool:
+        if not reference:
+            try:
+                reference.append(seeded_run(run, implementations.reference(), run_key))
+            except Exception:
+                reference.append(hybrid.NOT_GIVEN)
+        if reference[0] is hybrid.NOT_GIVEN:
+            return False
+        try:
+            compare(out, reference[0], what="", atol=0, rtol=0, valid=valid, equal_nan=True)
+        except Exception:
+            return False
+        return True
+
+    for strict in (True, False):
+        best, best_dist = None, math.inf
+        for mutant, out in outputs:
+            try:
+                compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=strict, equal_nan=True)
+            except Exception:
+                continue
+            if not strict and gives_reference(out):
+                continue
+            dist = distance(got, out, valid)
+            if dist < best_dist or best is None:
+                best, best_dist = mutant, dist
+        if best is not None:
+            return best
+    return None
 
 
 def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,

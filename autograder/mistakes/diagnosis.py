@@ -90,6 +90,13 @@ _ENTRIES = (
     _k("mask_causal_transposed", "masks",
        "the causal mask is transposed (True below the diagonal): it must block the future, j > i",
        "인과 마스크가 전치되었습니다 (대각선 아래가 True). 미래 위치 j > i 를 막아야 합니다"),
+    _k("mask_causal_float", "masks",
+       "make_causal_mask returns a 0/1 number mask (torch.triu(torch.ones(S, S), 1) is float): the positions are "
+       "right, but the kit's masks are bool, True = blocked, and a float mask is added to the scores instead of "
+       "blocking them; build it with dtype=torch.bool",
+       "make_causal_mask 가 0/1 숫자 마스크를 돌려줍니다 (torch.triu(torch.ones(S, S), 1) 은 float 입니다). 위치는 "
+       "맞지만 이 키트의 마스크는 bool(True = 가려짐)이고, 실수 마스크는 점수를 막지 않고 점수에 더해집니다. "
+       "dtype=torch.bool 로 만드세요"),
     _k("mask_softmax_polarity_inverted", "masks",
        "masked_softmax blocks the False positions: True in the mask means blocked",
        "masked_softmax 가 False 위치를 막았습니다. 마스크의 True 가 '막힘'입니다"),

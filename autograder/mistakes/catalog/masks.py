@@ -150,3 +150,17 @@ MUTANTS += [
         replace=(("k = key_padding_mask[:, None, None, :].to(a.device)", "k = key_padding_mask.to(a.device)"),),
     ),
 ]
+MUTANTS += [
+    # Source: issue 35 (a float causal mask, torch.triu(torch.ones(T, T), 1), was named only as a dtype).
+    Mutant(
+        id="mask_causal_float",
+        exercise="masks",
+        hint_en="make_causal_mask returns a 0/1 number mask (torch.triu(torch.ones(S, S), 1) is float): the positions "
+                "are right, but the kit's masks are bool, True = blocked, and a float mask is added to the scores "
+                "instead of blocking them; build it with dtype=torch.bool",
+        hint_ko="make_causal_mask 가 0/1 숫자 마스크를 돌려줍니다 (torch.triu(torch.ones(S, S), 1) 은 float 입니다). "
+                "위치는 맞지만 이 키트의 마스크는 bool(True = 가려짐)이고, 실수 마스크는 점수를 막지 않고 점수에 "
+                "더해집니다. dtype=torch.bool 로 만드세요",
+        replace=((_TRIU, "torch.triu(torch.ones(size, size, device=device), diagonal=1)"),),
+    ),
+]
