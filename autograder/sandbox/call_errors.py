@@ -66,13 +66,13 @@ def frame_args(frame: dict) -> list[tuple[str, dict]]:
 
 def call_details(err: dict) -> str:
     """``combine_masks(attn_mask: bool[3, 3], key_padding_mask: bool[2, 5])`` for the innermost
-    frame of the submission, or ``""`` when the record has none."""
+    frame of the submission, or ``""`` when the record has none or it has no arguments."""
     frame = innermost(err)
     func = _str(frame.get("func"), 60)
-    if not func:
+    args = frame_args(frame)
+    if not func or not args:   # the traceback line already names a function without arguments
         return ""
-    args = ", ".join(f"{name}: {_arg_text(rec)}" for name, rec in frame_args(frame))
-    return f"{func}({args})"
+    return f"{func}({', '.join(f'{name}: {_arg_text(rec)}' for name, rec in args)})"
 
 
 def _tensors(frame: dict) -> dict[str, dict]:
