@@ -72,3 +72,27 @@ def test_a_fused_projection_under_another_name_is_named_by_its_shape():
     projections = [mistake for test, mistake in named.items() if "q_proj, k_proj, v_proj" in test]
     assert projections == ["mha_fused_qkv"], named
     assert "Different convention" in next(t["output"] for t in results["tests"] if "q_proj, k_proj" in t["name"])
+
+
+def test_closest_prefers_the_students_dtype_and_skips_matches_that_change_nothing():
+    """A float 0/1 causal mask equals the bool one in values: the mutant that makes it float is
+    named, never one that leaves make_causal_mask right (its output is the reference's)."""
+    import torch
+
+    right = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    got = right.float()
+    untouched, floated, other = object(), object(), object()
+    outputs = [(untouched, right.clone()), (floated, right.float()), (other, right.tril())]
+    assert matching.closest(got, outputs, lambda: right, atol=1e-5, rtol=1e-4) is floated
+    assert matching.closest(got, [(untouched, right.clone()), (other, right.tril())], lambda: right,
+                            atol=1e-5, rtol=1e-4) is None
+    # a float64 student with a real mistake is still named from values alone
+    wrong = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    mistaken = object()
+    assert matching.closest(wrong, [(untouched, torch.tensor([1.0, 3.0])), (mistaken, torch.tensor([1.0, 2.0]))],
+                            lambda: torch.tensor([1.0, 3.0]), atol=1e-5, rtol=1e-4) is mistaken
+    # a reference that cannot be computed never hides a match
+    def broken():
+        raise RuntimeError("no reference")
+
+    assert matching.closest(wrong, [(mistaken, torch.tensor([1.0, 2.0]))], broken, atol=1e-5, rtol=1e-4) is mistaken

@@ -22,7 +22,6 @@ and the running test (:func:`current`) in :mod:`autograder.context`. Suites impo
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 from typing import Any, Callable, Iterator
 
@@ -102,6 +101,39 @@ def _blame(run, got, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same, got=got, expected=expected)
 
 
+def student_output(run: Callable, student) -> Any:
+    """``run(student)``. When the student's code raises inside a composite exercise and the
+    exception names no mistake itself, the composite's own mistake is looked for as for a wrong
+    output: ``run`` on the student's composite file with the reference components
+    (:func:`autograder.mistakes.hybrid.blame`); where that differs from the reference, the composite's
+    own mutant that reproduces it is named on the exception (a float causal mask built by the
+    Transformer crashes the student's bool-only ``combine_masks``, and is the Transformer's mistake).
+    Instructor kit only; the exception is re-raised either way."""
+    try:
+        return run(student)
+    except SubmissionError as exc:
+        if exc.kind == "exception" and exc.mistake is None:
+            mutant = _own_mistake_of_crash(run)
+            if mutant is not None:
+                exc.mistake = mutant.id
+        raise
+
+
+def _own_mistake_of_crash(run) -> "catalog.Mutant | None":
+    ctx = current(required=False)
+    if catalog is None or ctx is None or ctx.exercise is None or not exercises.get(ctx.exercise).depends:
+        return None
+    if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:
+        return None
+    try:
+        verdict = _blame(run, hybrid.NOT_GIVEN, hybrid.NOT_GIVEN, ctx.exercise, 1e-5, 1e-4, None)
+    except Exception:
+        return None
+    if verdict.who != hybrid.OWN:
+        return None
+    return _own_mistake(run, verdict.output, catalog.for_exercises([ctx.exercise]), 1e-5, 1e-4, None)
+
+
 def _test_seed() -> int:
     """The running test's seed (0 outside a graded test)."""
     ctx = current(required=False)
@@ -136,20 +168,16 @@ def run_digest(run: Callable) -> "memo.Digest | None":
 
 
 def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
-    """Of the first ``MAX_CANDIDATES`` mutants of ``candidates``, the one whose output matches
-    ``got`` most closely (the first on ties), or None."""
-    best, best_dist = None, math.inf
-    run_key = run_digest(run)
+    """Of the first ``MAX_CANDIDATES`` mutants of ``candidates``, the one whose output matches ``got``
+    most closely (:func:`autograder.mistakes.matching.closest`: the student's dtype first), or None."""
+    outputs, run_key = [], run_digest(run)
     for mutant in candidates[:MAX_CANDIDATES]:
         try:
-            out = seeded_run(run, mutant.impl(), run_key)
-            compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
+            outputs.append((mutant, seeded_run(run, mutant.impl(), run_key)))
         except Exception:
             continue
-        dist = distance(got, out, valid)
-        if dist < best_dist or best is None:
-            best, best_dist = mutant, dist
-    return best
+    return matching.closest(got, outputs, lambda: seeded_run(run, implementations.reference(), run_key),
+                            atol=atol, rtol=rtol, valid=valid)
 
 
 def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
@@ -177,7 +205,7 @@ def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: flo
         SubmissionError: the student's code failed (raised, timed out, returned something
             that cannot come back from the sandbox).
     """
-    got = run(student)
+    got = student_output(run, student)
     expected = seeded_run(run, implementations.reference())
     return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid,
                    known_mistakes=known_mistakes, reference_output=expected)
@@ -200,7 +228,7 @@ def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str
     """
     if callable(expected):
         raise TypeError("expect_equal(): expected is a function; use expect_consistent for a property of the output")
-    got = run(student)
+    got = student_output(run, student)
     return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes)
 
 
@@ -216,7 +244,7 @@ def expect_consistent(run: Callable[[Any], Any], student, rule: Callable[[Any], 
     as in :func:`expect_reference`: a failed property still names the mistake whose ``run``
     reproduces the output. See also :func:`expect_same` and :func:`expect_property`.
     """
-    got = run(student)
+    got = student_output(run, student)
     return _expect(run, got, rule(got), what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes)
 
 
@@ -265,7 +293,7 @@ def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], 
     mode), and the mistake is then named as by :func:`expect_reference`. ``run`` must build everything it
     uses (modules included) so that a mutant's run draws the same random numbers.
     Returns the outputs."""
-    got = run(student)
+    got = student_output(run, student)
     with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid):
         verify(got)
     return got

@@ -31,7 +31,14 @@ def joined(*parts: KnownMistakes) -> KnownMistakes:
     """One mistake per id found in every part, giving the tuple of the parts' outputs (for a
     test whose ``run`` returns several results)."""
     common = [key for key in parts[0] if all(key in part for part in parts[1:])]
-    return {key: (lambda key=key: tuple(part[key]() for part in parts)) for key in common}
+    out: dict = {}
+    for key in common:
+        if all(isinstance(part[key], When) for part in parts):   # structural: every part's test holds
+            out[key] = When(lambda got, key=key: len(got) == len(parts) and
+                            all(part[key].test(g) for part, g in zip(parts, got)))
+        elif not any(isinstance(part[key], When) for part in parts):
+            out[key] = lambda key=key: tuple(part[key]() for part in parts)
+    return out
 
 
 def _pe(max_len: int, d_model: int, *, pos_shift: float = 0.0, sin_exp=None, cos_exp=None,
@@ -69,6 +76,8 @@ def causal_mask(size: int) -> KnownMistakes:
         "mask_causal_inverted": lambda: ones.tril(0),
         "mask_causal_diagonal_masked": lambda: ones.triu(0),
         "mask_causal_transposed": lambda: ones.tril(-1),
+        # the right positions in a 0/1 number mask (torch.triu(torch.ones(S, S), 1)): not a bool one
+        "mask_causal_float": When(lambda got: got.dtype != torch.bool and torch.equal(got.ne(0).cpu(), ones.triu(1))),
     }
 
 
@@ -279,3 +288,9 @@ def rope_angles(head_dim: int, max_len: int) -> KnownMistakes:
         "rope_angles_sin_cos_swapped": lambda: tuple(reversed(formulas.rope_angles(head_dim, max_len))),
         "rope_exponent_i_over_d": i_over_d,
     }
+
+
+def fixed_bottleneck() -> KnownMistakes:
+    """Mistakes of ``(encode(x).shape for latent_dim 8, for latent_dim 32)``: one code width whatever
+    ``latent_dim`` is (a structural test, :class:`~autograder.mistakes.diagnosis.When`)."""
+    return {"autoencoder_fixed_latent": When(lambda got: got[0][1] == got[1][1] and got[0][1] not in (8, 32))}

@@ -43,7 +43,7 @@ import sys
 import traceback
 import types
 
-from . import state, wire
+from . import frames, state, wire
 
 MAX_TEXT = 4000
 MAX_LIST = 10_000
@@ -184,16 +184,7 @@ class Server:
         return rec
 
     def student_frames(self, exc: BaseException) -> list:
-        frames = []
-        try:
-            for fs in traceback.extract_tb(exc.__traceback__):
-                path = os.path.realpath(fs.filename)
-                if path.startswith(self.submission + os.sep):
-                    frames.append({"file": os.path.relpath(path, self.submission), "line": fs.lineno,
-                                   "func": fs.name, "code": (fs.line or "")[:200]})
-        except Exception:
-            pass
-        return frames[-8:]
+        return frames.student_frames(exc, self.submission)
 
 
 def callable_names(obj) -> list[str]:

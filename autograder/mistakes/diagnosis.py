@@ -90,6 +90,13 @@ _ENTRIES = (
     _k("mask_causal_transposed", "masks",
        "the causal mask is transposed (True below the diagonal): it must block the future, j > i",
        "인과 마스크가 전치되었습니다 (대각선 아래가 True). 미래 위치 j > i 를 막아야 합니다"),
+    _k("mask_causal_float", "masks",
+       "make_causal_mask returns a 0/1 number mask (torch.triu(torch.ones(S, S), 1) is float): the positions are "
+       "right, but the kit's masks are bool, True = blocked, and a float mask is added to the scores instead of "
+       "blocking them; build it with dtype=torch.bool",
+       "make_causal_mask 가 0/1 숫자 마스크를 돌려줍니다 (torch.triu(torch.ones(S, S), 1) 은 float 입니다). 위치는 "
+       "맞지만 이 키트의 마스크는 bool(True = 가려짐)이고, 실수 마스크는 점수를 막지 않고 점수에 더해집니다. "
+       "dtype=torch.bool 로 만드세요"),
     _k("mask_softmax_polarity_inverted", "masks",
        "masked_softmax blocks the False positions: True in the mask means blocked",
        "masked_softmax 가 False 위치를 막았습니다. 마스크의 True 가 '막힘'입니다"),
@@ -100,6 +107,11 @@ _ENTRIES = (
        "blocked scores are set to 0 before the softmax, which still gives them weight: fill them with -inf "
        "(or the dtype's minimum)",
        "막힌 점수를 softmax 전에 0 으로 채워 여전히 가중치를 받습니다. -inf (또는 dtype 의 최솟값)로 채우세요"),
+    _k("mask_padding_not_expanded", "masks",
+       "combine_masks combines the key_padding_mask [B, S_k] with attn_mask [S_q, S_k] without giving it the head "
+       "and query axes: make it [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) first",
+       "combine_masks 가 key_padding_mask [B, S_k] 에 헤드 축과 query 축을 넣지 않고 attn_mask [S_q, S_k] 와 "
+       "합쳤습니다. 먼저 [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) 로 바꾸세요"),
     # exercise 4: attention
     _k("attention_no_scaling", "attention",
        "the scores are not divided by sqrt(d_k) (equation 1 of Vaswani et al. 2017)",
@@ -197,6 +209,12 @@ _ENTRIES = (
        "norm_first=True asks for Pre-LN: x = x + sublayer(norm(x))",
        "디코더 층이 잔차를 더한 뒤 정규화합니다 (Post-LN, 논문의 방식). norm_first=True 이면 Pre-LN "
        "(x = x + sublayer(norm(x)))이어야 합니다", convention=True),
+    # exercise 11: AutoEncoder
+    _k("autoencoder_fixed_latent", "autoencoder",
+       "the bottleneck has one fixed width whatever latent_dim is: z must be [B, latent_dim] (fc_enc with "
+       "latent_dim outputs, fc_dec with latent_dim inputs)",
+       "latent_dim 과 상관없이 병목의 폭이 고정되어 있습니다. z 는 [B, latent_dim] 이어야 합니다 (fc_enc 의 출력과 "
+       "fc_dec 의 입력을 latent_dim 으로)"),
     # exercise 10: RoPE
     _k("rope_rotate_half", "rope",
        "you used the 'rotate half' layout (pairs x[i], x[i + head_dim/2], as in GPT-NeoX/LLaMA code), a real "

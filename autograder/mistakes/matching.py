@@ -14,10 +14,13 @@ mistakes).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any, Callable
 
 from autograder.i18n import _
+from autograder.mistakes.comparison import compare, distance
 
 # More own mutants than this and the pairs are not tried (their number grows quadratically).
 MAX_PAIRED_MUTANTS = 20
@@ -70,3 +73,37 @@ def pair_trials(own) -> list[tuple[Combined, tuple]]:
             continue
         trials.append((Combined((first, second)), (first, second)))
     return trials
+
+
+def closest(got: Any, outputs: list, reference: Callable[[], Any], *, atol: float, rtol: float, valid=None):
+    """Of ``outputs`` (``[(mutant, its output on the test's input), ...]``), the mutant whose output
+    matches ``got`` most closely (the first on ties), or None. A match with ``got``'s dtypes too wins
+    over one of the values only (a float 0/1 mask is the mutant that makes it float, not any mutant
+    that leaves it right); a values-only match must change the output: one equal to ``reference()``
+    (the reference's output, computed at most once; it may raise) explains nothing but a dtype."""
+    ref: list = []
+
+    def gives_reference(out) -> bool:
+        try:
+            if not ref:
+                ref.append(reference())
+            compare(out, ref[0], what="", atol=0, rtol=0, valid=valid, equal_nan=True)
+        except Exception:
+            return False
+        return True
+
+    for strict in (True, False):
+        best, best_dist = None, math.inf
+        for mutant, out in outputs:
+            try:
+                compare(got, out, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=strict, equal_nan=True)
+            except Exception:
+                continue
+            if not strict and gives_reference(out):
+                continue
+            dist = distance(got, out, valid)
+            if dist < best_dist or best is None:
+                best, best_dist = mutant, dist
+        if best is not None:
+            return best
+    return None

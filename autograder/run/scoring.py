@@ -92,7 +92,15 @@ def _explain(session, excinfo, extra: dict, ctx) -> str:
         return with_printed(text, session.remote.test_output)
     if isinstance(exc, SubmissionError):
         extra["failure"] = exc.kind
-        return with_printed(exc.message, exc.output or session.remote.test_output)
+        text = exc.message
+        mistake = known_mistake(exc.mistake)
+        if mistake is not None:   # the exception's likely cause is a known mistake: name it
+            extra["mistake"] = mistake.id
+            extra["convention"] = mistake.convention
+            session.run.named.setdefault(mistake.exercise, set()).add(mistake.id)
+            line = str(comparison.Mismatch("", mistake)).lstrip("\n")
+            text = text.replace(exc.cause, line) if exc.cause and exc.cause in text else text + "\n" + line
+        return with_printed(text, exc.output or session.remote.test_output)
     if isinstance(exc, AssertionError):
         return with_printed(str(exc) or _("failed"), session.remote.test_output)
     reason = not_graded.reason_for(exc)
@@ -109,6 +117,22 @@ def _with_renamed(text: str, renamed: list[str]) -> str:
     return text + "\n" + _("This test loaded its weights into your attributes of other names, matched to the "
                            "exercise's by shape and registration order ({renamed}); if that matching is wrong, "
                            "use the exercise's names.").format(renamed=", ".join(renamed[:8]))
+
+
+def known_mistake(mistake_id: str | None):
+    """The catalog's mutant (instructor kit) or the public formulas' :class:`~autograder.mistakes.
+    diagnosis.Known` entry of ``mistake_id``; None when neither holds it (or no id)."""
+    if not mistake_id:
+        return None
+    from autograder.mistakes import catalog_or_none, diagnosis
+
+    catalog = catalog_or_none()
+    if catalog is not None:
+        try:
+            return catalog.by_id(mistake_id)
+        except KeyError:
+            pass
+    return diagnosis.KNOWN.get(mistake_id)
 
 
 def with_printed(text: str, printed: str) -> str:

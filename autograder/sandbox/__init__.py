@@ -36,7 +36,8 @@ Modules:
 - :mod:`~autograder.sandbox.remote`: :class:`~autograder.sandbox.remote.RemoteImpl`, the
   ``student`` a test sees; :mod:`~autograder.sandbox.handles`: its handles to objects in the child;
   :mod:`~autograder.sandbox.errors`: :class:`~autograder.sandbox.errors.SubmissionError`, what
-  goes wrong there, in a student's words;
+  goes wrong there, in a student's words; :mod:`~autograder.sandbox.call_errors`: an exception
+  inside student code with the function that raised, its arguments' shapes and the likely cause;
 - :mod:`~autograder.sandbox.timeshare`: each exercise's share of the submission's time limit.
 
 In: a submission folder (from :mod:`autograder.intake`) and :class:`Limits`. Out: plain data and

@@ -7,6 +7,7 @@ which re-exports :class:`SubmissionError`.
 from __future__ import annotations
 
 from autograder.i18n import _
+from autograder.sandbox import call_errors
 
 
 class SubmissionError(AssertionError):
@@ -15,10 +16,13 @@ class SubmissionError(AssertionError):
     encode_error, crash, timeout, protocol, time_limit, gave_up, names (parameters that match
     the exercise's neither by name nor by structure: :mod:`autograder.checks.weights`).
     ``output`` is what the child printed during the failing call (truncated);
-    ``error_type``/``error_message`` the student's exception, when one was raised."""
+    ``error_type``/``error_message`` the student's exception, when one was raised; ``mistake`` the id
+    of the known mistake its likely cause shows (:mod:`autograder.sandbox.call_errors`), or None,
+    and ``cause`` the message's likely-cause line (replaced by the mistake's hint where it is named)."""
 
     def __init__(self, kind: str, message: str, output: str = "", module: str | None = None,
-                 error_type: str = "", error_message: str = ""):
+                 error_type: str = "", error_message: str = "", mistake: str | None = None,
+                 cause: str = ""):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -26,10 +30,21 @@ class SubmissionError(AssertionError):
         self.module = module
         self.error_type = error_type          # the student's exception class name, if any
         self.error_message = error_message    # and its message
+        self.mistake = mistake                # a known mistake's id the exception shows (call_errors)
+        self.cause = cause                    # the message's likely-cause line, if any
+
+
+def normalise(err: dict) -> dict:
+    """The record with a torch dtype ``NotImplementedError`` (``"bitwise_or_cpu" not implemented for
+    'Float'``) counted as an exception of the code, not as an unfinished stub."""
+    if err.get("kind") == "not_implemented" and call_errors.is_torch_not_implemented(str(err.get("message", ""))):
+        return {**err, "kind": "exception"}
+    return err
 
 
 def describe_error(err: dict, what: str) -> str:
     """A student-facing sentence for a child error record (see runner.error_record)."""
+    err = normalise(err)
     kind = err.get("kind")
     message = str(err.get("message", ""))
     if kind == "missing_file":
@@ -60,8 +75,20 @@ def describe_error(err: dict, what: str) -> str:
         head = _("importing {what} failed: {error}").format(what=what, error=f"{err.get('type')}: {message}")
     else:
         head = _("{what} raised {error}").format(what=what, error=f"{err.get('type')}: {message}")
-    frames = err.get("trace") or []
+    frames = err.get("trace") if isinstance(err.get("trace"), list) else []
+    frames = [f for f in frames if isinstance(f, dict)]
     if frames:
         head += "\n" + "\n".join(
             f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
+    if kind == "exception":
+        head += "".join("\n" + line for line in call_errors.explain(err)[:2] if line)
     return head
+
+
+def error_cause(err: dict) -> tuple[str, str | None]:
+    """The likely-cause line of an exception record and the known mistake it shows
+    (:func:`autograder.sandbox.call_errors.explain`); ``("", None)`` for other records."""
+    if normalise(err).get("kind") != "exception":
+        return "", None
+    _where, line, mistake = call_errors.explain(err)
+    return line, mistake

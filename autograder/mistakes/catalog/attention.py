@@ -49,20 +49,24 @@ MUTANTS = [
     Mutant(
         id="attention_fully_masked_nan",
         exercise="attention",
-        hint_en="a query whose keys are all blocked gives NaN (softmax over only -inf); the kit's rule is zero "
-                "weights and a zero output there (masks.masked_softmax does this)",
-        hint_ko="모든 key 가 가려진 query 에서 NaN 이 나옵니다. 그런 행은 가중치와 출력이 0 이어야 합니다 "
-                "(masks.masked_softmax 를 쓰세요)",
+        convention=True,
+        hint_en="a query whose keys are all blocked gives NaN (softmax over only -inf, what PyTorch itself gives, a "
+                "real convention); the kit's rule is zero weights and a zero output there (masks.masked_softmax does "
+                "this)",
+        hint_ko="모든 key 가 가려진 query 에서 NaN 이 나옵니다 (PyTorch 자체가 내는 값, 실제로 쓰이는 방식). 이 키트의 "
+                "규칙은 그런 행의 가중치와 출력이 0 인 것입니다 (masks.masked_softmax 를 쓰세요)",
         replace=((_WEIGHTS, 'weights = torch.softmax(scores if mask is None else scores.masked_fill(mask, '
                             'float("-inf")), dim=-1)'),),
     ),
     Mutant(
         id="attention_fully_masked_uniform",
         exercise="attention",
+        convention=True,
         hint_en="a query whose keys are all blocked averages all values (uniform weights from a finite fill such "
-                "as -1e9); the kit's rule is zero weights and a zero output there",
-        hint_ko="모든 key 가 가려진 query 가 모든 value 의 평균을 냅니다 (-1e9 같은 유한한 값으로 채운 균등 가중치). "
-                "그런 행은 가중치와 출력이 0 이어야 합니다",
+                "as -1e9, the Annotated Transformer's convention); the kit's rule is zero weights and a zero output "
+                "there",
+        hint_ko="모든 key 가 가려진 query 가 모든 value 의 평균을 냅니다 (-1e9 같은 유한한 값으로 채운 균등 가중치, "
+                "Annotated Transformer 의 방식). 이 키트의 규칙은 그런 행의 가중치와 출력이 0 인 것입니다",
         replace=((_WEIGHTS, "weights = torch.softmax(scores if mask is None else scores.masked_fill(mask, -1e9), "
                             "dim=-1)"),),
     ),

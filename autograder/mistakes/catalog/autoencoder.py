@@ -69,3 +69,28 @@ MUTANTS = [
         replace=((_FORWARD, "return x + 0.0 * self.decode(self.encode(x))"),),
     ),
 ]
+
+# Classes of mistakes (issue 35): the output range (a convention) and the bottleneck width.
+MUTANTS += [
+    Mutant(
+        id="autoencoder_tanh_output",
+        exercise="autoencoder",
+        convention=True,
+        hint_en="decode ends with tanh, so its outputs lie in [-1, 1] (a real convention for images scaled to "
+                "[-1, 1], as in DCGAN); this exercise's images are in [0, 1]: end with a sigmoid",
+        hint_ko="decode 가 tanh 로 끝나 출력이 [-1, 1] 에 있습니다 (DCGAN 처럼 이미지를 [-1, 1] 로 맞출 때의 실제 "
+                "방식). 이 과제의 이미지는 [0, 1] 이므로 시그모이드로 끝내세요",
+        replace=((_SIGMOID, "return torch.tanh(self.deconv2(h))"),),
+    ),
+    Mutant(
+        id="autoencoder_fixed_latent",
+        exercise="autoencoder",
+        hint_en="the bottleneck has a fixed width (32) whatever latent_dim is: build fc_enc with latent_dim "
+                "outputs and fc_dec with latent_dim inputs",
+        hint_ko="latent_dim 과 상관없이 병목의 폭이 32 로 고정되어 있습니다. fc_enc 의 출력과 fc_dec 의 입력을 "
+                "latent_dim 으로 만드세요",
+        replace=(("self.fc_enc = nn.Linear(32 * 7 * 7, latent_dim)", "self.fc_enc = nn.Linear(32 * 7 * 7, 32)"),
+                 ("self.fc_dec = nn.Linear(latent_dim, 32 * 7 * 7)", "self.fc_dec = nn.Linear(32, 32 * 7 * 7)"),
+                 ("if z.dim() != 2 or z.shape[1] != self.latent_dim:", "if z.dim() != 2 or z.shape[1] != 32:")),
+    ),
+]

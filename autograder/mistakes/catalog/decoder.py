@@ -1,6 +1,6 @@
 """Known mistakes in exercise 8 (decoder.py), as patches of ``solutions/decoder.py``."""
 
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Mutant, _layernorm
 
 _POST_SELF = "x = self.norm1(x + self.dropout1(attended))"
 _POST_CROSS = "x = self.norm2(x + self.dropout2(attended))"
@@ -190,5 +190,33 @@ MUTANTS += [
         replace=((_POST_SELF_CALL + "\n            )[0]\n            x = self.norm1(",
                   _POST_SELF_CALL + "\n            )[0]\n            x_in = x\n            x = self.norm1("),
                  (_POST_FF, "x = self.norm3(x_in + self.dropout3(self.feed_forward(x)))")),
+    ),
+]
+
+# Classes of mistakes (issue 35): hand-written LayerNorms, sublayer placement, mask polarity.
+MUTANTS += _layernorm.mutants("decoder", "class DecoderLayer(nn.Module):", (
+    "self.norm1 = nn.LayerNorm(d_model)", "self.norm2 = nn.LayerNorm(d_model)", "self.norm3 = nn.LayerNorm(d_model)",
+    "self.norm = nn.LayerNorm(d_model) if norm_first else None"))
+MUTANTS += [
+    Mutant(
+        id="decoder_residual_missing",
+        exercise="decoder",
+        hint_en="the residual connection is missing: each sub-layer's output is normalised alone, "
+                "norm(sublayer(x)); Add & Norm is norm(x + sublayer(x))",
+        hint_ko="잔차 연결이 빠졌습니다. 부분층의 출력만 정규화했습니다(norm(sublayer(x))). Add & Norm 은 "
+                "norm(x + sublayer(x)) 입니다",
+        replace=((_POST_SELF, "x = self.norm1(self.dropout1(attended))"),
+                 (_POST_CROSS, "x = self.norm2(self.dropout2(attended))"),
+                 (_POST_FF, "x = self.norm3(self.dropout3(self.feed_forward(x)))")),
+    ),
+    Mutant(
+        id="decoder_tgt_mask_inverted",
+        exercise="decoder",
+        hint_en="the decoder layer inverts tgt_mask before self-attention (~mask, True = may attend); in this kit "
+                "True = blocked, and the mask is passed on as it is",
+        hint_ko="디코더 층이 셀프 어텐션 전에 tgt_mask 를 뒤집었습니다(~mask, True = 볼 수 있음). 이 키트에서 "
+                "True = 가려짐이며 마스크는 그대로 넘깁니다",
+        replace=((_POST_SELF_CALL, "x, x, x, key_padding_mask=tgt_key_padding_mask, attn_mask=None if tgt_mask is "
+                                   "None else ~tgt_mask, need_weights=False"),),
     ),
 ]

@@ -1,6 +1,6 @@
 """Known mistakes in exercise 7 (encoder.py), as patches of ``solutions/encoder.py``."""
 
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Mutant, _layernorm
 
 _POST_ATTN = "x = self.norm1(x + self.dropout1(attended))"
 _POST_FF = "x = self.norm2(x + self.dropout2(self.feed_forward(x)))"
@@ -145,5 +145,46 @@ MUTANTS += [
         hint_ko="Pre-LN 에서 잔차를 LayerNorm 뒤에서 가져왔습니다 (x = norm(x); x = x + sublayer(x)). 잔차는 정규화를 "
                 "거치지 않아야 합니다: x = x + sublayer(norm(x))",
         replace=((_PRE_ATTN, "            h = x = self.norm1(x)\n            x = x + self.dropout1("),),
+    ),
+]
+
+# Classes of mistakes (issue 35): hand-written LayerNorms, sublayer placement, mask polarity.
+MUTANTS += _layernorm.mutants("encoder", "class EncoderLayer(nn.Module):", (
+    "self.norm1 = nn.LayerNorm(d_model)", "self.norm2 = nn.LayerNorm(d_model)",
+    "self.norm = nn.LayerNorm(d_model) if norm_first else None"))
+MUTANTS += [
+    # Source: a common first attempt (Add & Norm without the Add): x = norm(sublayer(x)).
+    Mutant(
+        id="encoder_residual_missing",
+        exercise="encoder",
+        hint_en="the residual connection is missing: each sub-layer's output is normalised alone, "
+                "norm(sublayer(x)); Add & Norm is norm(x + sublayer(x))",
+        hint_ko="잔차 연결이 빠졌습니다. 부분층의 출력만 정규화했습니다(norm(sublayer(x))). Add & Norm 은 "
+                "norm(x + sublayer(x)) 입니다",
+        replace=((_POST_ATTN, "x = self.norm1(self.dropout1(attended))"),
+                 (_POST_FF, "x = self.norm2(self.dropout2(self.feed_forward(x)))")),
+    ),
+    # Source: a SublayerConnection that already returns x + sublayer(x), wrapped in another x + ...
+    # (the residual added twice).
+    Mutant(
+        id="encoder_residual_doubled",
+        exercise="encoder",
+        hint_en="the residual is added twice (a sub-layer helper that already returns x + sublayer(x), added "
+                "to x again): Add & Norm is norm(x + sublayer(x))",
+        hint_ko="잔차를 두 번 더했습니다 (이미 x + sublayer(x) 를 돌려주는 도우미에 x 를 또 더함). Add & Norm 은 "
+                "norm(x + sublayer(x)) 입니다",
+        replace=((_POST_ATTN, "x = self.norm1(x + x + self.dropout1(attended))"),
+                 (_POST_FF, "x = self.norm2(x + x + self.dropout2(self.feed_forward(x)))")),
+    ),
+    Mutant(
+        id="encoder_padding_mask_inverted",
+        exercise="encoder",
+        hint_en="the encoder layer inverts key_padding_mask before self-attention (~mask, True = keep); in this "
+                "kit True = padding, blocked, and the mask is passed on as it is",
+        hint_ko="인코더 층이 셀프 어텐션 전에 key_padding_mask 를 뒤집었습니다(~mask, True = 남김). 이 키트에서 "
+                "True = 패딩(가려짐)이며 마스크는 그대로 넘깁니다",
+        replace=(("attended = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False)[0]",
+                  "attended = self.self_attn(x, x, x, key_padding_mask=None if key_padding_mask is None else "
+                  "~key_padding_mask, need_weights=False)[0]"),),
     ),
 ]

@@ -65,20 +65,23 @@ MUTANTS = [
     Mutant(
         id="mask_fully_masked_nan",
         exercise="masks",
-        hint_en="a row whose keys are all blocked gives NaN (softmax over only -inf); the kit's rule is all-zero "
-                "weights there: zero the blocked positions after the softmax",
-        hint_ko="모든 key 가 가려진 행에서 NaN 이 나옵니다 (-inf 만 있는 softmax). 그런 행은 가중치가 모두 0 이어야 "
-                "합니다: softmax 뒤에 가려진 위치를 0 으로 만드세요",
+        convention=True,
+        hint_en="a row whose keys are all blocked gives NaN (softmax over only -inf, what PyTorch itself gives, a "
+                "real convention); the kit's rule is all-zero weights there: zero the blocked positions after the "
+                "softmax",
+        hint_ko="모든 key 가 가려진 행에서 NaN 이 나옵니다 (-inf 만 있는 softmax, PyTorch 자체가 내는 값, 실제로 쓰이는 "
+                "방식). 이 키트의 규칙은 그런 행의 가중치가 모두 0 인 것입니다: softmax 뒤에 가려진 위치를 0 으로 만드세요",
         replace=((_FILL, 'filled = scores.masked_fill(blocked, float("-inf"))'),
                  (_SOFTMAX, "return torch.softmax(filled, dim=dim)")),
     ),
     Mutant(
         id="mask_fully_masked_uniform",
         exercise="masks",
+        convention=True,
         hint_en="a row whose keys are all blocked gets uniform weights 1/S_k (a finite fill such as -1e9 without "
-                "zeroing afterwards); the kit's rule is all-zero weights there",
+                "zeroing afterwards, the Annotated Transformer's convention); the kit's rule is all-zero weights there",
         hint_ko="모든 key 가 가려진 행이 균등 가중치 1/S_k 를 받습니다 (-1e9 같은 유한한 값으로 채우고 0 으로 "
-                "만들지 않음). 그런 행은 가중치가 모두 0 이어야 합니다",
+                "만들지 않음, Annotated Transformer 의 방식). 이 키트의 규칙은 그런 행의 가중치가 모두 0 인 것입니다",
         replace=((_SOFTMAX, "return torch.softmax(filled, dim=dim)"),),
     ),
     Mutant(
@@ -129,5 +132,35 @@ MUTANTS += [
         hint_en="the padding mask compares with 0 instead of the pad_id argument",
         hint_ko="패딩 마스크가 pad_id 인자가 아니라 0 과 비교합니다",
         replace=(("return token_ids == pad_id", "return token_ids == 0"),),
+    ),
+]
+MUTANTS += [
+    # Source: issue 35 (a real submission): combine_masks ORs the [B, S_k] padding mask straight into the
+    # [S_q, S_k] attention mask, which raises a broadcasting RuntimeError whenever B != S_q (named from
+    # that exception, autograder.sandbox.call_errors) and blocks the wrong rows when B == S_q.
+    Mutant(
+        id="mask_padding_not_expanded",
+        exercise="masks",
+        hint_en="combine_masks combines the key_padding_mask [B, S_k] with attn_mask [S_q, S_k] without giving it "
+                "the head and query axes, so B lines up with S_q: make it [B, 1, 1, S_k] "
+                "(key_padding_mask[:, None, None, :]) first",
+        hint_ko="combine_masks 가 key_padding_mask [B, S_k] 에 헤드 축과 query 축을 넣지 않고 attn_mask [S_q, S_k] "
+                "와 합쳐 B 가 S_q 축에 맞춰졌습니다. 먼저 [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) 로 "
+                "바꾸세요",
+        replace=(("k = key_padding_mask[:, None, None, :].to(a.device)", "k = key_padding_mask.to(a.device)"),),
+    ),
+]
+MUTANTS += [
+    # Source: issue 35 (a float causal mask, torch.triu(torch.ones(T, T), 1), was named only as a dtype).
+    Mutant(
+        id="mask_causal_float",
+        exercise="masks",
+        hint_en="make_causal_mask returns a 0/1 number mask (torch.triu(torch.ones(S, S), 1) is float): the positions "
+                "are right, but the kit's masks are bool, True = blocked, and a float mask is added to the scores "
+                "instead of blocking them; build it with dtype=torch.bool",
+        hint_ko="make_causal_mask 가 0/1 숫자 마스크를 돌려줍니다 (torch.triu(torch.ones(S, S), 1) 은 float 입니다). "
+                "위치는 맞지만 이 키트의 마스크는 bool(True = 가려짐)이고, 실수 마스크는 점수를 막지 않고 점수에 "
+                "더해집니다. dtype=torch.bool 로 만드세요",
+        replace=((_TRIU, "torch.triu(torch.ones(size, size, device=device), diagonal=1)"),),
     ),
 ]

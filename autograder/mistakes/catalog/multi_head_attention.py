@@ -171,3 +171,77 @@ MUTANTS += [
                   "v = split_heads(self.v_proj(query), self.num_heads)")),
     ),
 ]
+
+# Classes of mistakes (issue 35): mask polarity and dtype inside the module, and the fully-masked-row
+# convention inherited from attention (named "different convention", as there).
+_SDPA = "heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)"
+_COMBINE = "            mask = combine_masks(attn_mask, key_padding_mask)"
+
+
+def _inline_attention(scores_line: str) -> str:
+    """The module's own attention instead of attention.scaled_dot_product_attention: ``scores_line``
+    applies ``mask`` to ``scores``."""
+    return ("scores = q @ k.transpose(-2, -1) / self.head_dim ** 0.5\n"
+            "        if mask is not None:\n"
+            f"            {scores_line}\n"
+            "        weights = torch.nn.functional.dropout(torch.softmax(scores, dim=-1), dropout_p)\n"
+            "        heads = weights @ v")
+
+
+MUTANTS += [
+    Mutant(
+        id="mha_key_padding_inverted",
+        exercise="multi_head_attention",
+        hint_en="key_padding_mask is inverted inside the module (~mask, True = keep, the convention of "
+                "F.scaled_dot_product_attention); in this kit True = padding, blocked",
+        hint_ko="모듈 안에서 key_padding_mask 를 뒤집었습니다(~mask, True = 남김, F.scaled_dot_product_attention 의 "
+                "규칙). 이 키트에서 True = 패딩(가려짐)입니다",
+        replace=((_COMBINE, "            mask = combine_masks(attn_mask, None if key_padding_mask is None else "
+                            "~key_padding_mask)"),),
+    ),
+    Mutant(
+        id="mha_attn_mask_inverted",
+        exercise="multi_head_attention",
+        hint_en="attn_mask is inverted inside the module (~mask, True = may attend, the convention of "
+                "F.scaled_dot_product_attention); in this kit True = blocked",
+        hint_ko="모듈 안에서 attn_mask 를 뒤집었습니다(~mask, True = 볼 수 있음, F.scaled_dot_product_attention 의 "
+                "규칙). 이 키트에서 True = 가려짐입니다",
+        replace=((_COMBINE, "            mask = combine_masks(None if attn_mask is None else ~attn_mask, "
+                            "key_padding_mask)"),),
+    ),
+    Mutant(
+        id="mha_mask_added_as_float",
+        exercise="multi_head_attention",
+        hint_en="the bool mask is added to the scores as a 0/1 float (scores + mask.float()), which gives blocked "
+                "keys a bonus of 1 instead of blocking them: fill them with masked_fill(mask, -inf) (or the dtype's "
+                "minimum), or turn the mask into an additive one of 0 and -inf first",
+        hint_ko="bool 마스크를 0/1 실수로 점수에 더했습니다(scores + mask.float()). 가려진 key 가 막히지 않고 1 을 "
+                "더 받습니다. masked_fill(mask, -inf)(또는 dtype 의 최솟값)로 채우거나, 먼저 0 과 -inf 로 된 더하기 "
+                "마스크로 바꾸세요",
+        replace=((_SDPA, _inline_attention("scores = scores + mask.to(scores.dtype)")),),
+    ),
+    Mutant(
+        id="mha_fully_masked_nan",
+        exercise="multi_head_attention",
+        convention=True,
+        hint_en="a query whose keys are all blocked gives NaN (softmax over only -inf, what PyTorch's own "
+                "nn.MultiheadAttention does, a real convention); this kit's rule is zero weights there, so "
+                "that row's output is out_proj.bias",
+        hint_ko="모든 key 가 가려진 query 에서 NaN 이 나옵니다 (-inf 만 있는 softmax, PyTorch 의 "
+                "nn.MultiheadAttention 이 쓰는 실제 방식). 이 키트의 규칙은 그런 행의 가중치가 0 이고 출력이 "
+                "out_proj.bias 인 것입니다",
+        replace=((_SDPA, _inline_attention('scores = scores.masked_fill(mask, float("-inf"))')),),
+    ),
+    Mutant(
+        id="mha_fully_masked_uniform",
+        exercise="multi_head_attention",
+        convention=True,
+        hint_en="a query whose keys are all blocked averages all values (uniform weights from a finite fill such "
+                "as -1e9, the Annotated Transformer's convention); this kit's rule is zero weights there, so "
+                "that row's output is out_proj.bias",
+        hint_ko="모든 key 가 가려진 query 가 모든 value 의 평균을 냅니다 (-1e9 같은 유한한 값으로 채운 균등 가중치, "
+                "Annotated Transformer 의 방식). 이 키트의 규칙은 그런 행의 가중치가 0 이고 출력이 out_proj.bias 인 "
+                "것입니다",
+        replace=((_SDPA, _inline_attention("scores = scores.masked_fill(mask, -1e9)")),),
+    ),
+]

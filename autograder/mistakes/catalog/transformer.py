@@ -127,3 +127,42 @@ MUTANTS += [
         replace=((_SRC_PE, "self.src_embed(src)"), (_TGT_PE, "self.tgt_embed(tgt)")),
     ),
 ]
+
+# Classes of mistakes (issue 35): mask polarity and dtype where the Transformer builds its masks.
+_CAUSAL = "causal = make_causal_mask(tgt.shape[1], device=tgt.device)"
+MUTANTS += [
+    # Source: the Annotated Transformer's masks are True = keep ((src != pad).unsqueeze(-2)).
+    Mutant(
+        id="transformer_padding_masks_inverted",
+        exercise="transformer",
+        hint_en="the Transformer's padding masks are True at real tokens (src != pad, True = keep, as in the "
+                "Annotated Transformer); in this kit True = padding, blocked: make_padding_mask(src, pad_id)",
+        hint_ko="Transformer 의 패딩 마스크가 실제 토큰에서 True 입니다 (src != pad, True = 남김, Annotated "
+                "Transformer 의 방식). 이 키트에서 True = 패딩(가려짐)입니다: make_padding_mask(src, pad_id)",
+        replace=(("src_padding = make_padding_mask(src, self.pad_id)", "src_padding = src != self.pad_id"),
+                 ("tgt_key_padding_mask=make_padding_mask(tgt, self.pad_id),", "tgt_key_padding_mask=tgt != self.pad_id,"),
+                 ("memory_key_padding_mask=make_padding_mask(src, self.pad_id),",
+                  "memory_key_padding_mask=src != self.pad_id,")),
+    ),
+    Mutant(
+        id="transformer_causal_mask_inverted",
+        exercise="transformer",
+        hint_en="the causal mask is True where a position may look (torch.tril, True = keep); in this kit True = "
+                "blocked, the future j > i: make_causal_mask(T)",
+        hint_ko="인과 마스크가 볼 수 있는 위치에서 True 입니다 (torch.tril, True = 남김). 이 키트에서 True = 가려짐, "
+                "즉 미래 j > i 입니다: make_causal_mask(T)",
+        replace=((_CAUSAL, "causal = torch.tril(torch.ones(tgt.shape[1], tgt.shape[1], dtype=torch.bool, "
+                           "device=tgt.device))"),),
+    ),
+    # Source: issue 35 (a float causal mask, torch.triu(torch.ones(T, T), 1), passed where a bool one is expected).
+    Mutant(
+        id="transformer_causal_mask_float",
+        exercise="transformer",
+        hint_en="the causal mask is a float 0/1 matrix (torch.triu(torch.ones(T, T), 1)); a float mask is added to "
+                "the scores, so 1 does not block anything: build it as bool (dtype=torch.bool, or make_causal_mask)",
+        hint_ko="인과 마스크가 0/1 실수 행렬입니다 (torch.triu(torch.ones(T, T), 1)). 실수 마스크는 점수에 더해지므로 "
+                "1 은 아무것도 막지 못합니다. bool 로 만드세요 (dtype=torch.bool, 또는 make_causal_mask)",
+        replace=((_CAUSAL, "causal = torch.triu(torch.ones(tgt.shape[1], tgt.shape[1], device=tgt.device), "
+                           "diagonal=1)"),),
+    ),
+]

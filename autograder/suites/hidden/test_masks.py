@@ -50,7 +50,8 @@ def test_combine_masks_random_shapes(student, rng):
 
     ko: 서로 다른 임의의 B, S_q, S_k에서 combine_masks의 네 가지 경우
     """
-    batch, q_len, k_len = inputs.distinct(rng, 3, 1, 9)
+    # B >= 2 by construction: with B = 1 a padding mask ORed in without its new axes broadcasts right
+    batch, q_len, k_len = inputs.distinct(rng, 3, 2, 9)
     attn = inputs.random_mask(rng, q_len, k_len)
     kpm = inputs.random_padding_mask(rng, batch, k_len)
 
