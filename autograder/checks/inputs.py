@@ -193,6 +193,8 @@ def batch_permuted(value: Any, order: torch.Tensor) -> Any:
 def noncontiguous(impl, fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` run by ``impl`` with every floating tensor argument of two or more
     elements replaced, inside the child, by a non-contiguous view holding the same values
-    (the wire always delivers contiguous tensors). ``fn`` is a handle (a student's function or
+    (the wire always delivers contiguous tensors). The view's last axis has stride 1, as the
+    contract promises (exercises/README.md, "Contiguity"): a transpose of the two axes before the
+    last (3-D and up), else a slice of a wider tensor. ``fn`` is a handle (a student's function or
     module) or, for local implementations, the object itself."""
     return impl.task("call_noncontiguous", fn, *args, **kwargs)
