@@ -1,5 +1,6 @@
 """TokenEmbedding as tutorials write it (``InputEmbeddings``): an nn.Embedding times sqrt(d_model),
-no argument checks of its own (nn.Embedding raises what it raises)."""
+no argument checks of its own (nn.Embedding raises what it raises), ids cast with ``.long()`` (so
+float ids are looked up, not refused)."""
 
 import math
 
@@ -15,7 +16,7 @@ class InputEmbeddings(nn.Module):
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)
 
     def forward(self, x):
-        return self.embedding(x) * math.sqrt(self.d_model)
+        return self.embedding(x.long()) * math.sqrt(self.d_model)
 
 
 TokenEmbedding = InputEmbeddings
