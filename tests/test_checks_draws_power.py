@@ -73,3 +73,92 @@ def test_unscaled_attention_loses_the_same_points_under_several_seeds():
         assert row, out.stdout[-2000:]
         points.add(row.group(1))
     assert points == {"3"}   # the three formula tests; the dropout test checks dropout only
+
+
+# -- the public greedy consistency test: fixed weights and source, whatever the seed (issue 35 item 4)
+
+class _PublicTransformerSuite:
+    """The public Transformer suite's constants (read from its source: importing a suite outside a
+    grading run trips pytest's strict markers) and its ``_model`` and ``_data``, rebuilt from them."""
+
+    def __init__(self):
+        import ast
+
+        tree = ast.parse((ROOT / "autograder" / "suites" / "public" / "test_transformer.py").read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                try:
+                    value = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+                target = node.targets[0]
+                if isinstance(target, ast.Tuple):
+                    for name, item in zip(target.elts, value):
+                        setattr(self, name.id, item)
+                else:
+                    setattr(self, target.id, value)
+
+    def _model(self, impl):
+        return impl.transformer.Transformer(self.V_SRC, self.V_TGT, d_model=self.D, num_heads=self.H,
+                                            num_encoder_layers=1, num_decoder_layers=1, d_ff=self.FF, dropout=0.0,
+                                            max_len=self.MAX_LEN, pad_id=self.PAD)
+
+    def _data(self, seed):
+        gen = torch.Generator().manual_seed(seed)
+        src = inputs.padded_token_ids(gen, self.SRC_LENGTHS, self.S, self.V_SRC, self.PAD)
+        return gen, src, None
+
+
+def _public_transformer_suite():
+    return _PublicTransformerSuite()
+
+
+def test_redraw_depends_on_the_names_and_seed_only():
+    from autograder.checks import seq2seq
+    from autograder.mistakes import implementations
+
+    suite = _public_transformer_suite()
+    states = []
+    for torch_seed in (0, 1):
+        torch.manual_seed(torch_seed)  # the child's seeding before a test: initialisations differ
+        model = suite._model(implementations.reference())
+        seq2seq.redraw_(model, suite.GREEDY_WEIGHTS)
+        states.append(model.state_dict())
+    assert states[0].keys() == states[1].keys()
+    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
+    other = suite._model(implementations.reference())
+    seq2seq.redraw_(other, suite.GREEDY_WEIGHTS + 1)
+    assert not torch.equal(other.state_dict()["generator.weight"], states[0]["generator.weight"])
+
+
+def test_the_greedy_weights_decode_tokens_that_change_in_every_row():
+    """What makes the test catch greedy decoding that reads the first position's logits: with the
+    fixed weights the free decoding's token at step 2 differs from step 1 in every row (code reading
+    position 0 repeats step 1's token), and the end token chosen ends rows at different steps."""
+    from autograder.checks import seq2seq
+    from autograder.mistakes import implementations
+
+    suite = _public_transformer_suite()
+    never = suite.V_TGT - 1
+    _, src, _ = suite._data(suite.GREEDY_WEIGHTS)
+    model = suite._model(implementations.reference())
+    seq2seq.redraw_(model, suite.GREEDY_WEIGHTS)
+    seq2seq.rig_generator(model, never=never)
+    model.eval()
+    free = model.greedy_decode(src, suite.BOS, never, 8)
+    assert bool((free[:, 2] != free[:, 1]).all()), free
+    eos = seq2seq.choose_eos(free, exclude=(suite.PAD, suite.BOS, never))
+    hits = free[:, 1:] == eos
+    assert bool(hits.any(1).all())
+    assert len(set(hits.float().argmax(1).tolist())) >= 2, (eos, free)
+
+
+@pytest.mark.slow
+def test_greedy_first_position_logits_loses_the_same_points_under_several_seeds():
+    """It earned 8/9 under seed 1 and 7/9 under seed 2 when the public test drew its weights from the seed."""
+    from autograder import validate
+    from autograder.mistakes import catalog
+
+    mutant = catalog.by_id("transformer_greedy_first_position_logits")
+    scores = {validate.check_mutant(mutant, training=False, seed=seed).score for seed in (1, 2, 3)}
+    assert scores == {7.0}
