@@ -72,7 +72,9 @@ def test_unscaled_attention_loses_the_same_points_under_several_seeds():
         row = re.search(r"attention_no_scaling\s*│\s*attention\s*│\s*([\d.]+)/10", out.stdout)
         assert row, out.stdout[-2000:]
         points.add(row.group(1))
-    assert points == {"3"}   # the three formula tests; the dropout test checks dropout only
+    # permutation, dropout (checked against its own weights), one query and key, the dropout_p error;
+    # 3 before the 0.5-point shape-error test left the suite (issue 35 item 5)
+    assert points == {"2.5"}
 
 
 # -- the public greedy consistency test: fixed weights and source, whatever the seed (issue 35 item 4)
