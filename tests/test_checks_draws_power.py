@@ -168,12 +168,13 @@ def test_greedy_first_position_logits_loses_the_same_points_under_several_seeds(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind, ident, seeds", [
-    ("mutant", "mask_zero_fill", (1, 4)),              # seed 4's random mask blocked nothing (dim=0 test)
+    ("mutant", "mask_zero_fill", (1, 4, 14)),          # seed 4's random mask blocked nothing (dim=0 test)
     ("mutant", "mask_fill_result_discarded", (1, 4)),
     ("mutant", "mask_fully_masked_nan", (1, 5)),       # seed 5's fully blocked a column (dim=0 test)
     ("mutant", "mask_combined_with_and", (1, 8)),      # seed 8 drew S_k = 1 (combine_masks test)
     ("mutant", "mask_queries_masked", (1, 8)),
-    ("degenerate", "masks_block_nothing", (1, 4)),     # 22 % under seed 4
+    ("degenerate", "masks_block_nothing", (1, 4, 14, 16)),  # 22 % under 4 (dim=0), 14 and 16 (S_k = 2)
+    ("mutant", "attention_mask_ignored", (1, 4, 6, 10)),   # +0.5 where the non-contiguous test drew S_k = 2
 ])
 def test_masks_draws_keep_their_power(kind, ident, seeds):
     """``validate --seeds 20`` found these moving with the seed (issue 35 item 4); the hidden masks
@@ -187,3 +188,15 @@ def test_masks_draws_keep_their_power(kind, ident, seeds):
         results = [validate.check_degenerate(degenerate.by_id(ident), training=False, seed=s) for s in seeds]
     assert all(r.ok for r in results), [r.detail for r in results]
     assert len({r.score for r in results}) == 1, [(s, r.score) for s, r in zip(seeds, results)]
+
+
+def test_a_padding_mask_that_could_pad_nothing_is_refused():
+    """With length <= min_valid every row must stay open, so nothing is padded and code that ignores
+    the mask passes (attention_mask_ignored moved with the seed: a non-contiguous test drew S_k = 2)."""
+    rng = torch.Generator().manual_seed(0)
+    with pytest.raises(ValueError, match="pads nothing"):
+        inputs.random_padding_mask(rng, 3, 2)
+    assert bool(inputs.random_padding_mask(rng, 3, 2, fully_masked=(2,))[2].all())
+    for seed in SEEDS:
+        mask = inputs.random_padding_mask(torch.Generator().manual_seed(seed), 4, 3)
+        assert bool(mask.any()) and int((~mask).sum(-1).min()) >= 2

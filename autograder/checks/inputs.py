@@ -115,7 +115,14 @@ def random_padding_mask(rng: torch.Generator, batch: int, length: int, *, fully_
     ``fully_masked`` are padding only. The default ``min_valid=2`` guarantees, for every seed, two
     open keys in every other row, so that no row's attention weights are all 1 (where scaling or a
     temperature would make no difference).
+
+    Raises:
+        ValueError: ``length <= min_valid`` and no row in ``fully_masked``: nothing could be padded,
+            and a mask that blocks nothing lets code that ignores it pass (draw ``length >= min_valid + 1``).
     """
+    if length <= min_valid and not fully_masked:
+        raise ValueError(f"random_padding_mask(): length={length} <= min_valid={min_valid} pads nothing; "
+                         f"draw a length of at least {min_valid + 1}")
     valid = torch.randint(min(min_valid, length), length + 1, (batch,), generator=rng)
     rows = [b for b in range(batch) if b not in set(fully_masked)] or list(range(batch))
     if rows and length > min_valid and bool((valid[rows] == length).all()):

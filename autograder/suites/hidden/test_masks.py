@@ -55,10 +55,10 @@ def test_combine_masks_random_shapes(student, rng):
 
     ko: 서로 다른 임의의 B, S_q, S_k에서 combine_masks의 네 가지 경우
     """
-    batch, q_len, k_len = inputs.distinct(rng, 3, 2, 9)
+    batch, q_len, k_len = inputs.distinct(rng, 3, 3, 10)
     attn = inputs.random_mask(rng, q_len, k_len)
     kpm = inputs.random_padding_mask(rng, batch, k_len)
-    # by construction (under seed 8 a draw with S_k = 1 let a query-axis mask and AND pass): S_k >= 2,
+    # by construction (under seed 8 a draw with S_k = 1 let a query-axis mask and AND pass): S_k >= 3,
     # S_q != S_k, and key 0 blocked by attn_mask (query 0) but open in every padding row, so OR != AND
     attn[0, 0] = True
     kpm[:, 0] = False
@@ -104,7 +104,7 @@ def test_masked_softmax_non_contiguous_scores(student, rng):
 
     ko: 연속(contiguous)이 아닌 점수에서도 같은 가중치가 나옵니다
     """
-    batch, q_len, k_len = inputs.distinct(rng, 3, 2, 9)
+    batch, q_len, k_len = inputs.distinct(rng, 3, 3, 10)  # S_k >= 3: a key is padded (seeds 14, 16 drew 2)
     scores = inputs.randn(rng, batch, q_len, k_len)
     mask = inputs.random_padding_mask(rng, batch, k_len)[:, None, :]
 
