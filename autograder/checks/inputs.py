@@ -135,11 +135,18 @@ def random_padding_mask(rng: torch.Generator, batch: int, length: int, *, fully_
 
 def lengths(rng: torch.Generator, batch: int, size: int, *, longest: int = 0, low: int = 2) -> torch.Tensor:
     """``Long[batch]`` of sequence lengths in ``[min(low, size), size]``, row ``longest`` exactly
-    ``size`` (so the padded axis is as long as its longest row). With the default ``low=2`` every
-    row keeps two open keys for every seed, so no row's attention weights are all equal."""
+    ``size`` (so the padded axis is as long as its longest row) and, when ``batch >= 2`` and
+    ``size > low``, another row shorter than ``size`` (a draw where every row was full made code
+    that ignores the padding mask pass: encoder_padding_mask_ignored moved with the seed). With the
+    default ``low=2`` every row keeps two open keys for every seed, so no row's attention weights
+    are all equal."""
     out = torch.randint(min(low, size), size + 1, (batch,), generator=rng)
     if batch:
+        longest %= batch
         out[longest] = size
+        others = [b for b in range(batch) if b != longest]
+        if others and size > low and bool((out[others] == size).all()):
+            out[others[0]] = size - 1
     return out
 
 
