@@ -156,14 +156,21 @@ def test_the_greedy_weights_decode_tokens_that_change_in_every_row():
 
 
 @pytest.mark.slow
-def test_greedy_first_position_logits_loses_the_same_points_under_several_seeds():
-    """It earned 8/9 under seed 1 and 7/9 under seed 2 when the public test drew its weights from the seed."""
+@pytest.mark.parametrize("ident, seeds, points", [
+    # 8/9 under seed 1 and 7/9 under 2 (public test, seed's initialisation); 8 under 6 (hidden test)
+    ("transformer_greedy_first_position_logits", (1, 2, 6), 7.0),
+    ("transformer_greedy_max_len_off_by_one", (1, 3), 5.5),       # 6.5 under 3: every row ended early
+    ("transformer_no_source_padding_mask", (1, 4), 7.0),          # the hidden greedy test caught it by chance
+    ("transformer_mixed_layout", (1, 6), 7.5),
+])
+def test_transformer_mutants_lose_the_same_points_under_several_seeds(ident, seeds, points):
     from autograder import validate
     from autograder.mistakes import catalog
 
-    mutant = catalog.by_id("transformer_greedy_first_position_logits")
-    scores = {validate.check_mutant(mutant, training=False, seed=seed).score for seed in (1, 2, 3)}
-    assert scores == {7.0}
+    mutant = catalog.by_id(ident)
+    results = [validate.check_mutant(mutant, training=False, seed=seed) for seed in seeds]
+    assert all(r.ok for r in results), [r.detail for r in results]
+    assert {r.score for r in results} == {points}, [(seed, r.score) for seed, r in zip(seeds, results)]
 
 
 @pytest.mark.slow
