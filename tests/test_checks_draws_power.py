@@ -162,6 +162,7 @@ def test_the_greedy_weights_decode_tokens_that_change_in_every_row():
     ("transformer_greedy_max_len_off_by_one", (1, 3), 5.5),       # 6.5 under 3: every row ended early
     ("transformer_no_source_padding_mask", (1, 4), 7.0),          # the hidden greedy test caught it by chance
     ("transformer_mixed_layout", (1, 6), 7.5),
+    ("transformer_no_causal_mask", (1, 20), 6.0),               # greedy judged on each prefix, not teacher-forced
 ])
 def test_transformer_mutants_lose_the_same_points_under_several_seeds(ident, seeds, points):
     from autograder import validate

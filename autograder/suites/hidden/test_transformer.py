@@ -97,9 +97,9 @@ def _verify_greedy(steps, eos):
         if not bool(agrees.all()):
             row, step = (~agrees).nonzero()[0].tolist()
             raise Mismatch(say(f"greedy_decode chose token {int(free[row, step + 1])} at row {row}, step {step + 1}, "
-                               "but the argmax of forward(src, tgt[:, :step]) there is another token",
+                               "but the argmax of forward(src, tokens[:, :step])[:, -1] is another token",
                                f"greedy_decode가 행 {row}, 단계 {step + 1}에서 토큰 {int(free[row, step + 1])}을(를) "
-                               "골랐지만 그 위치의 forward(src, tgt[:, :step]) argmax는 다른 토큰입니다"))
+                               "골랐지만 forward(src, tokens[:, :step])[:, -1]의 argmax는 다른 토큰입니다"))
         expected = seq2seq.finish_at_eos(free, eos, PAD)
         what = say(f"greedy_decode with eos_id={eos} (rows that ended must hold pad_id afterwards)",
                    f"eos_id={eos}인 greedy_decode (끝난 행은 그 뒤를 pad_id로 채워야 합니다)")
@@ -124,10 +124,13 @@ def test_greedy_decode(student, reference, rng):
     steps = hyper["max_len"]  # decoding may run up to the positional encoding's limit
     state, eos = _greedy_case(reference, hyper, state, src, never, steps, rng)
 
-    def run(impl):  # greedy against the model's own forward: a mistake in forward is other tests' to find
-        m = _loaded(impl, hyper, state)
+    def run(impl):  # greedy against the model's own forward on each prefix: a mistake in forward (even a
+        m = _loaded(impl, hyper, state)  # missing causal mask) is other tests' to find
         free = m.greedy_decode(src, BOS, never, steps)
-        logits = m(src, free[:, :-1]) if free.dim() == 2 and free.shape[1] > 1 else free
+        if free.dim() == 2 and free.shape[1] > 1:
+            logits = torch.stack([m(src, free[:, :t])[:, -1] for t in range(1, free.shape[1])], dim=1)
+        else:
+            logits = free
         return free, logits, m.greedy_decode(src, BOS, eos, steps), m.greedy_decode(src[:1], BOS, eos, steps)
 
     expect_property(run, student, _verify_greedy(steps, eos))
