@@ -46,7 +46,8 @@ def scaled_dot_product_attention(
     Works for 3-D ``[B, S, d]`` and 4-D ``[B, H, S, d]`` inputs (any leading dimensions).
 
     Args:
-        query: ``Tensor[..., S_q, d_k]``.
+        query: ``Tensor[..., S_q, d_k]``. ``query``, ``key`` and ``value`` may be non-contiguous
+            (last axis of stride 1: use ``reshape``, not ``view``).
         key: ``Tensor[..., S_k, d_k]``.
         value: ``Tensor[..., S_k, d_v]``.
         mask: ``None`` or a ``BoolTensor`` broadcastable to ``[..., S_q, S_k]``, True = blocked
@@ -63,7 +64,8 @@ def scaled_dot_product_attention(
     Raises:
         ValueError: inputs with fewer than 2 dimensions, ``query`` and ``key`` with different
             ``d_k``, ``key`` and ``value`` with different ``S_k``, a mask that does not broadcast,
-            or ``dropout_p`` outside [0, 1].
+            or ``dropout_p`` outside [0, 1]. Graded: only ``dropout_p`` outside [0, 1], any
+            message (``F.dropout`` raises it itself); the shape errors may be PyTorch's own.
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.2.1, equation (1).
     """

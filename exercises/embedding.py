@@ -41,7 +41,9 @@ class TokenEmbedding(nn.Module):
 
     Raises:
         ValueError: ``vocab_size < 1``, ``d_model < 1`` or ``padding_idx`` outside
-            ``[-vocab_size, vocab_size)`` (값이 잘못되면 ValueError).
+            ``[-vocab_size, vocab_size)`` (값이 잘못되면 ValueError). Graded: only the
+            ``padding_idx`` outside the vocabulary, and any error counts (``nn.Embedding``'s own
+            does; 채점: 어휘 밖의 ``padding_idx`` 만, 어떤 오류든 인정).
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.4.
     """
@@ -65,7 +67,9 @@ class TokenEmbedding(nn.Module):
 
         Raises:
             ValueError: ``token_ids`` is not an integer tensor, or holds an id outside
-                ``[0, vocab_size)`` (정수가 아니거나 범위를 벗어난 id).
+                ``[0, vocab_size)`` (정수가 아니거나 범위를 벗어난 id). Graded: only an id outside
+                ``[0, vocab_size)``, and any error counts (``nn.Embedding``'s ``IndexError`` does;
+                채점: 범위 밖의 id 만, 어떤 오류든 인정).
         """
         # TODO: look the ids up in self.embedding and multiply by math.sqrt(self.d_model).
         # 할 일: self.embedding 으로 조회한 뒤 math.sqrt(self.d_model) 을 곱하세요.

@@ -39,7 +39,7 @@ class PositionwiseFeedForward(nn.Module):
         dropout: ``nn.Dropout(dropout)``.
 
     Raises:
-        ValueError: ``dropout`` outside [0, 1].
+        ValueError: ``dropout`` outside [0, 1] (graded; ``nn.Dropout`` raises it itself).
 
     Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.3, equation (2).
     """
@@ -55,7 +55,7 @@ class PositionwiseFeedForward(nn.Module):
         """Apply the network to every position (모든 위치에 같은 신경망을 적용).
 
         Args:
-            x: ``Tensor[B, S, d_model]`` (any leading dimensions).
+            x: ``Tensor[B, S, d_model]`` (any leading dimensions). May be non-contiguous (last axis of stride 1: use ``reshape``, not ``view``).
 
         Returns:
             ``Tensor[B, S, d_model]`` in ``x``'s dtype and device.

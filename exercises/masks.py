@@ -64,7 +64,7 @@ def make_causal_mask(size: int, device=None) -> torch.Tensor:
         ``BoolTensor[size, size]`` on ``device``; ``mask[i, j]`` is True when ``j > i``.
 
     Raises:
-        ValueError: ``size < 0``.
+        ValueError: ``size < 0`` (not graded: PyTorch's own error is as good).
     """
     # TODO: the upper triangle above the main diagonal (torch.triu with diagonal=1) of a bool all-ones matrix.
     # 할 일: 모두 True 인 행렬에서 주대각선 위쪽(torch.triu, diagonal=1)만 남기세요.
@@ -83,7 +83,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
     set the blocked positions to zero afterwards.
 
     Args:
-        scores: floating ``Tensor[..., S_k]``.
+        scores: floating ``Tensor[..., S_k]``. May be non-contiguous (last axis of stride 1: use ``reshape``, not ``view``).
         mask: ``None`` (plain softmax) or a ``BoolTensor`` broadcastable to ``scores``
             (True = blocked). Optional extra (선택 사항): the reference also accepts a floating
             (additive) mask, added to the scores, where positions that end up at ``-inf`` count
@@ -95,8 +95,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
         fully blocked.
 
     Raises:
-        ValueError: ``mask`` cannot be broadcast to ``scores``'s shape, or is neither bool nor
-            floating.
+        ValueError: ``mask`` cannot be broadcast to ``scores``'s shape (graded: the message
+            names the argument and the shapes), or is neither bool nor floating (not graded).
 
     Note: ``F.scaled_dot_product_attention`` uses the opposite boolean convention (True = may
     attend) and may not be used in the exercises.
@@ -131,7 +131,8 @@ def combine_masks(
 
     Raises:
         ValueError: ``attn_mask`` is not 2-D, ``key_padding_mask`` is not 2-D, or their ``S_k``
-            differ (모양이 맞지 않으면 ValueError).
+            differ (모양이 맞지 않으면 ValueError). Graded: different ``S_k``, with a message
+            naming the argument and the values.
 
     Note: True = blocked, the ``nn.MultiheadAttention`` convention (the opposite of
     ``F.scaled_dot_product_attention``'s boolean masks).

@@ -150,7 +150,8 @@ class MultiHeadAttention(nn.Module):
         """Attend from ``query`` to ``key``/``value`` (query 가 key/value 를 참조).
 
         Args:
-            query: ``Tensor[B, S_q, D]``.
+            query: ``Tensor[B, S_q, D]``. ``query``, ``key`` and ``value`` may be non-contiguous
+                (last axis of stride 1: use ``reshape``, not ``view``).
             key: ``Tensor[B, S_k, D]``.
             value: ``Tensor[B, S_k, D]``.
             key_padding_mask: ``BoolTensor[B, S_k]`` or ``None``; True = that key is padding.
@@ -167,12 +168,14 @@ class MultiHeadAttention(nn.Module):
             ``average_attn_weights=False``, or ``None`` when ``need_weights=False``. The weights
             are the ones after dropout (as in PyTorch). Dropout is applied only in training mode.
             A query whose keys are all blocked gets zero weights, so its output is
-            ``out_proj.bias`` (PyTorch gives NaN there).
+            ``out_proj.bias`` (PyTorch gives NaN there). Rows of padded queries are computed like
+            any other row, as in PyTorch (masking them too costs one 0.5-point convention test).
 
         Raises:
             ValueError: inputs that are not ``[B, S, d_model]`` or disagree on ``B``/``S_k``,
                 ``key_padding_mask`` not ``[B, S_k]``, ``attn_mask`` not ``[S_q, S_k]`` (or
-                ``[B*num_heads, S_q, S_k]``) (모양이 틀리면 ValueError).
+                ``[B*num_heads, S_q, S_k]``) (모양이 틀리면 ValueError). Graded: the two mask
+                shapes, with a message naming the mask and the sizes.
         """
         ### BEGIN SOLUTION
         # HINT: project and split_heads q, k, v; mask = combine_masks(attn_mask, key_padding_mask); run scaled_dot_product_attention (dropout only if self.training); merge_heads and out_proj.

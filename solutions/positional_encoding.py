@@ -97,7 +97,7 @@ class PositionalEncoding(nn.Module):
         """Return ``dropout(x + pe[:, :S])`` (``x`` 에 앞쪽 ``S`` 개 위치의 인코딩을 더함).
 
         Args:
-            x: floating ``Tensor[B, S, d_model]``.
+            x: floating ``Tensor[B, S, d_model]``. May be non-contiguous (last axis of stride 1: use ``reshape``, not ``view``).
 
         Returns:
             ``Tensor[B, S, d_model]`` with ``x``'s dtype and device (the buffer is cast to them).

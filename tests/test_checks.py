@@ -91,6 +91,23 @@ def test_call_noncontiguous_hands_over_strided_views_with_the_same_values():
     assert seen[0] is False and torch.equal(seen[1], x) and torch.equal(seen[2], torch.ones(1))
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (2, 3, 5, 4), (1, 3, 4)])
+def test_call_noncontiguous_keeps_the_last_axis_dense(shape):
+    """The contract's promise (exercises/README.md, Contiguity): non-contiguous inputs, last axis of
+    stride 1, so ``view_as_complex`` on a reshape (an LLM's RoPE) works while ``x.view(-1)`` does not."""
+    x = torch.randn(*shape)
+
+    def look(t):
+        return t.is_contiguous(), t.stride()[-1], t.clone(), torch.view_as_real(
+            torch.view_as_complex(t.reshape(*t.shape[:-1], -1, 2))).flatten(-2)
+
+    contiguous, last_stride, values, through_complex = tasks.run("call_noncontiguous", look, x)
+    assert contiguous is False and last_stride == 1
+    assert torch.equal(values, x) and torch.equal(through_complex, x)
+    with pytest.raises(RuntimeError):
+        tasks.run("call_noncontiguous", lambda t: t.view(-1), x)
+
+
 def _cloned_stack(kind, num_layers, d_model, heads, d_ff, norm_first, rng):
     """The stack as PyTorch's own constructor builds it (one layer deep-copied ``num_layers`` times)."""
     layer = oracles.torch_layer(kind, d_model, heads, d_ff, norm_first=norm_first, rng=rng)

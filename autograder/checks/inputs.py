@@ -115,7 +115,14 @@ def random_padding_mask(rng: torch.Generator, batch: int, length: int, *, fully_
     ``fully_masked`` are padding only. The default ``min_valid=2`` guarantees, for every seed, two
     open keys in every other row, so that no row's attention weights are all 1 (where scaling or a
     temperature would make no difference).
+
+    Raises:
+        ValueError: ``length <= min_valid`` and no row in ``fully_masked``: nothing could be padded,
+            and a mask that blocks nothing lets code that ignores it pass (draw ``length >= min_valid + 1``).
     """
+    if length <= min_valid and not fully_masked:
+        raise ValueError(f"random_padding_mask(): length={length} <= min_valid={min_valid} pads nothing; "
+                         f"draw a length of at least {min_valid + 1}")
     valid = torch.randint(min(min_valid, length), length + 1, (batch,), generator=rng)
     rows = [b for b in range(batch) if b not in set(fully_masked)] or list(range(batch))
     if rows and length > min_valid and bool((valid[rows] == length).all()):
@@ -128,11 +135,18 @@ def random_padding_mask(rng: torch.Generator, batch: int, length: int, *, fully_
 
 def lengths(rng: torch.Generator, batch: int, size: int, *, longest: int = 0, low: int = 2) -> torch.Tensor:
     """``Long[batch]`` of sequence lengths in ``[min(low, size), size]``, row ``longest`` exactly
-    ``size`` (so the padded axis is as long as its longest row). With the default ``low=2`` every
-    row keeps two open keys for every seed, so no row's attention weights are all equal."""
+    ``size`` (so the padded axis is as long as its longest row) and, when ``batch >= 2`` and
+    ``size > low``, another row shorter than ``size`` (a draw where every row was full made code
+    that ignores the padding mask pass: encoder_padding_mask_ignored moved with the seed). With the
+    default ``low=2`` every row keeps two open keys for every seed, so no row's attention weights
+    are all equal."""
     out = torch.randint(min(low, size), size + 1, (batch,), generator=rng)
     if batch:
+        longest %= batch
         out[longest] = size
+        others = [b for b in range(batch) if b != longest]
+        if others and size > low and bool((out[others] == size).all()):
+            out[others[0]] = size - 1
     return out
 
 
@@ -193,6 +207,8 @@ def batch_permuted(value: Any, order: torch.Tensor) -> Any:
 def noncontiguous(impl, fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` run by ``impl`` with every floating tensor argument of two or more
     elements replaced, inside the child, by a non-contiguous view holding the same values
-    (the wire always delivers contiguous tensors). ``fn`` is a handle (a student's function or
+    (the wire always delivers contiguous tensors). The view's last axis has stride 1, as the
+    contract promises (exercises/README.md, "Contiguity"): a transpose of the two axes before the
+    last (3-D and up), else a slice of a wider tensor. ``fn`` is a handle (a student's function or
     module) or, for local implementations, the object itself."""
     return impl.task("call_noncontiguous", fn, *args, **kwargs)

@@ -9,6 +9,8 @@ derive every shorter run from that free run with :func:`finish_at_eos`.
 
 from __future__ import annotations
 
+import zlib
+
 import torch
 
 NEVER = -1.0e4
@@ -67,6 +69,29 @@ def generator_keys(state: dict, vocab: int | None = None) -> tuple[str, str]:
                                          "other layer of their shapes ([tgt_vocab_size, d_model], "
                                          "[tgt_vocab_size]); use the attribute names of exercises/README.md"))
     return found[0]
+
+
+def redraw_(model, seed: int) -> None:
+    """Give every parameter of ``model`` (a module a test just built: the student's handle, the
+    reference or a mutant) values that depend only on its name and ``seed``, by
+    :func:`autograder.checks.oracles.randomize_`'s rule: matrices ``N(0, 1/fan_in)``, the weights of
+    1-D parameters (LayerNorm gains) ``1 + 0.2 N(0, 1)``, biases ``0.1 N(0, 1)``. Buffers are kept.
+
+    A module with the contract's attribute names gets the same numbers whatever its registration
+    order and the run's seed, so a test on it behaves the same for every seed (a draw chosen once
+    for its power keeps it: issue 35 item 4)."""
+    state = {}
+    for name, param in model.named_parameters():
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode("utf-8")))
+        noise = torch.randn(tuple(param.shape), generator=gen, dtype=torch.float64)
+        if noise.dim() >= 2:
+            value = noise / noise.shape[-1] ** 0.5
+        elif name.endswith("weight"):
+            value = 1.0 + 0.2 * noise
+        else:
+            value = 0.1 * noise
+        state[name] = value.to(param.dtype)
+    model.load_state_dict(state, strict=False)
 
 
 def one_hot_bias(vocab: int, token: int, value: float = 10.0) -> torch.Tensor:

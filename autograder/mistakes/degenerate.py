@@ -160,6 +160,12 @@ def apply_rope(x, positions=None, base=10000.0):
         raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
     return x.clone()
 """),
+    Degenerate("rope_apply_identity", "rope", "apply_rope returns x unrotated; rope_angles is right", """
+def apply_rope(x, positions=None, base=10000.0):
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
+    return x.clone()
+"""),
     Degenerate("autoencoder_constant_decode", "autoencoder", "decode returns a constant grey image", """
 def _decode(self, z):
     if z.dim() != 2 or z.shape[1] != self.latent_dim:

@@ -162,6 +162,12 @@ _ENTRIES = (
        "exercise asks for the named projections q_proj, k_proj, v_proj so weights can be loaded by name",
        "q, k, v 에 하나로 합친 투영을 썼습니다 (PyTorch 의 in_proj 방식, 실제로 쓰이는 방식). 이 과제는 가중치를 이름으로 "
        "불러올 수 있도록 q_proj, k_proj, v_proj 를 따로 두어야 합니다", convention=True),
+    _k("mha_padded_queries_masked", "multi_head_attention",
+       "in self-attention you also blocked the rows of padded queries (their weights are zero, their output "
+       "out_proj.bias): a common choice, but this exercise computes every query row as nn.MultiheadAttention"
+       " does and lets the key padding mask alone remove padded positions (what a padded row holds is ignored downstream)",
+       "셀프 어텐션에서 패딩된 query 의 행도 가렸습니다 (가중치가 0, 출력이 out_proj.bias). 흔"
+       "히 쓰는 선택이지만 이 과제는 nn.MultiheadAttention 처럼 모든 query 행을 계산하고, 패딩 위치는 key 패딩 마스크로만 제외합니다 (패딩된 행의 값은 뒤에서 쓰이지 않습니다)", convention=True),
     # exercise 6: feed-forward
     _k("ffn_no_relu", "feed_forward",
        "the ReLU between linear1 and linear2 is missing: FFN(x) = max(0, x W1 + b1) W2 + b2",

@@ -123,6 +123,22 @@ MUTANTS = [
                         "        k = split_heads(nn.functional.linear(key, w_k, b_k), self.num_heads)\n"
                         "        v = split_heads(nn.functional.linear(value, w_v, b_v), self.num_heads)\n")),
     ),
+    # A common choice (issue 35): self-attention that also blocks the rows of padded queries. Only the
+    # public convention test compares those rows; every other test compares the rows the contract fixes.
+    Mutant(
+        id="mha_padded_queries_masked",
+        exercise="multi_head_attention",
+        convention=True,
+        hint_en="in self-attention you also blocked the rows of padded queries (their weights are zero, their output "
+                "out_proj.bias): a common choice, but this exercise computes every query row as nn.MultiheadAttention"
+                " does and lets the key padding mask alone remove padded positions (what a padded row holds is ignored downstream)",
+        hint_ko="셀프 어텐션에서 패딩된 query 의 행도 가렸습니다 (가중치가 0, 출력이 out_proj.bias). 흔"
+                "히 쓰는 선택이지만 이 과제는 nn.MultiheadAttention 처럼 모든 query 행을 계산하고, 패딩 위치는 key 패딩 마스크로만 제외합니다 (패딩된 행의 값은 뒤에서 쓰이지 않습니다)",
+        replace=((_QKV, "        if key_padding_mask is not None and (query is key or (query.shape == key.shape\n"
+                        "                                             and torch.equal(query, key))):\n"
+                        "            rows = key_padding_mask[:, None, :, None]\n"
+                        "            mask = rows if mask is None else mask | rows\n" + _QKV),),
+    ),
 ]
 
 # Mistakes reported in public code; each entry names its source.

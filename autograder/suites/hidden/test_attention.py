@@ -75,8 +75,8 @@ def test_non_contiguous_inputs(student, rng):
 
     ko: 연속(contiguous)이 아닌 query, key, value 에서도 같은 결과가 나옵니다
     """
-    batch, q_len, k_len, d_k, d_v = inputs.distinct(rng, 5, 2, 9)
-    q, k, v = _qkv(rng, batch, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v)
+    batch, q_len, k_len, d_k, d_v = inputs.distinct(rng, 5, 3, 10)  # S_k >= 3: a key is padded (a mask
+    q, k, v = _qkv(rng, batch, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v)  # ignored passed with S_k = 2)
     mask = inputs.random_padding_mask(rng, batch, k_len)[:, None, :]
 
     def run(impl):

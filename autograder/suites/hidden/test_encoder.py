@@ -63,7 +63,9 @@ def test_fully_padded_sequence(student, rng):
     """A sequence that is all padding neither disturbs the others nor produces NaN
     ko: 전부 패딩인 시퀀스가 있어도 다른 시퀀스는 그대로이고 NaN이 나오지 않습니다"""
     dims, d, state, x, kpm = _setup(rng, False)
-    kpm[-1] = True
+    # one more sequence, all padding (overwriting the last row could leave no partly padded one)
+    x = torch.cat((x, x[:1].flip(1)))
+    kpm = torch.cat((kpm, torch.ones_like(kpm[:1])))
     got = expect_reference(_run(dims, d, state, x, kpm, False), student,
                            what=say("Encoder(...)(x, mask with a fully padded row)",
                                     "Encoder(...)(x, 한 행이 전부 패딩인 mask)"), valid=inputs.valid_positions(kpm))

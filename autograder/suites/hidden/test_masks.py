@@ -37,6 +37,11 @@ def test_masked_softmax_other_dim(student, rng):
     a, b, c = inputs.distinct(rng, 3, 2, 8)
     scores = inputs.randn(rng, a, b, c)
     mask = inputs.random_mask(rng, a, 1, c)
+    # by construction, for every seed (a random mask blocked nothing under seed 4, and fully blocked a
+    # column under seed 5): column 0 blocks one entry and leaves the others open, column c-1 blocks all
+    mask[:, :, 0] = False
+    mask[0, :, 0] = True
+    mask[:, :, c - 1] = True
 
     def run(impl):
         return impl.masks.masked_softmax(scores, mask, dim=0)
@@ -50,10 +55,14 @@ def test_combine_masks_random_shapes(student, rng):
 
     ko: 서로 다른 임의의 B, S_q, S_k에서 combine_masks의 네 가지 경우
     """
-    # B >= 2 by construction: with B = 1 a padding mask ORed in without its new axes broadcasts right
-    batch, q_len, k_len = inputs.distinct(rng, 3, 2, 9)
+    # B >= 2 too: with B = 1 a padding mask ORed in without its new axes broadcasts right
+    batch, q_len, k_len = inputs.distinct(rng, 3, 3, 10)
     attn = inputs.random_mask(rng, q_len, k_len)
     kpm = inputs.random_padding_mask(rng, batch, k_len)
+    # by construction (under seed 8 a draw with S_k = 1 let a query-axis mask and AND pass): S_k >= 3,
+    # S_q != S_k, and key 0 blocked by attn_mask (query 0) but open in every padding row, so OR != AND
+    attn[0, 0] = True
+    kpm[:, 0] = False
 
     def singles(impl):
         combine = impl.masks.combine_masks
@@ -96,7 +105,7 @@ def test_masked_softmax_non_contiguous_scores(student, rng):
 
     ko: 연속(contiguous)이 아닌 점수에서도 같은 가중치가 나옵니다
     """
-    batch, q_len, k_len = inputs.distinct(rng, 3, 2, 9)
+    batch, q_len, k_len = inputs.distinct(rng, 3, 3, 10)  # S_k >= 3: a key is padded (seeds 14, 16 drew 2)
     scores = inputs.randn(rng, batch, q_len, k_len)
     mask = inputs.random_padding_mask(rng, batch, k_len)[:, None, :]
 

@@ -119,9 +119,9 @@ def test_combine_masks_shapes_and_values(student):
 
 @pytest.mark.points(0.5)
 def test_bad_masks_raise_value_error(student):
-    """a mask that does not broadcast, masks that disagree on S_k and a negative size raise ValueError
+    """a mask that does not broadcast and masks that disagree on S_k raise ValueError
 
-    ko: 브로드캐스트되지 않는 마스크, S_k가 다른 두 마스크, 음수 크기는 ValueError를 냅니다
+    ko: 브로드캐스트되지 않는 마스크와 S_k가 다른 두 마스크는 ValueError를 냅니다
     """
     masks = student.masks
     expect_raises(lambda: masks.masked_softmax(torch.zeros(2, 4), torch.zeros(3, dtype=torch.bool)),
@@ -130,4 +130,3 @@ def test_bad_masks_raise_value_error(student):
     expect_raises(lambda: masks.combine_masks(torch.zeros(3, 4, dtype=torch.bool), torch.zeros(2, 5, dtype=torch.bool)),
                   what="combine_masks(attn_mask[3, 4], key_padding_mask[2, 5])",
                   names=("S_k", "attn_mask", "key_padding_mask", "mask"), values=(4, 5))
-    expect_raises(lambda: masks.make_causal_mask(-1), what="make_causal_mask(-1)", names=("size",), values=(-1,))

@@ -82,18 +82,42 @@ def test_split_and_merge_heads(student):
                  known_mistakes=mistaken.split_merge(X[..., :6], 3, y))
 
 
-@pytest.mark.points(2)
-def test_self_attention_matches_pytorch(student):
-    """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention
+# Rows of padded queries in self-attention: PyTorch computes them like any other row; masking them too
+# is a common choice (exercises/README.md 5). One test compares them; every other test compares only
+# the rows of unpadded queries.
+UNPADDED_ROWS = inputs.valid_positions(KPM)
 
-    ko: 키 패딩 마스크가 있는 셀프 어텐션: nn.MultiheadAttention과 같은 출력과 헤드 평균 가중치
+
+@pytest.mark.points(1.5)
+def test_self_attention_matches_pytorch(student):
+    """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention (unpadded query rows)
+
+    ko: 키 패딩 마스크가 있는 셀프 어텐션: nn.MultiheadAttention과 같은 출력과 헤드 평균 가중치 (패딩되지 않은 query 행)
     """
     def run(impl):
         return _module(impl)(X, X, X, key_padding_mask=KPM)
 
     expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
     expect_equal(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
+                 valid=(UNPADDED_ROWS, UNPADDED_ROWS),
                  known_mistakes=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
+
+
+@pytest.mark.points(0.5)
+def test_padded_query_rows_follow_pytorch(student):
+    """convention: in self-attention, the rows of padded queries are computed like any other row, as nn.MultiheadAttention does
+
+    ko: 규약: 셀프 어텐션에서 패딩된 query의 행도 nn.MultiheadAttention처럼 다른 행과 똑같이 계산합니다
+    """
+    def run(impl):
+        return _module(impl)(X, X, X, key_padding_mask=KPM)
+
+    expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM)
+    rows = KPM[..., None]
+    masked_rows = (torch.where(rows, STATE["out_proj.bias"], expected[0]), expected[1].masked_fill(rows, 0.0))
+    expect_equal(run, student, expected, what=say("rows of padded queries of MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
+                                                  "MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)에서 패딩된 query의 행"),
+                 valid=(rows, rows), known_mistakes={"mha_padded_queries_masked": lambda: masked_rows})
 
 
 @pytest.mark.points(1.5)
@@ -165,7 +189,8 @@ def test_padded_keys_do_not_matter(student):
         m = _module(impl)
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, X + noise, X + noise, key_padding_mask=KPM)[0]
 
-    expect_same(run, student, what=say("output with padded keys/values changed", "패딩된 key/value를 바꾼 뒤의 출력"))
+    expect_same(run, student, what=say("output with padded keys/values changed", "패딩된 key/value를 바꾼 뒤의 출력"),
+                valid=UNPADDED_ROWS)
     _keys_matter(student)
 
 
