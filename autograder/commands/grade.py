@@ -56,8 +56,9 @@ def require_training_data(names) -> None:
                    "array or a Kubernetes indexed Job; join the shards with `tkit gradebook merge`.")
 @data_dir_option()
 @click.option("--similarity", "with_similarity", is_flag=True,
-              help="Also write OUT/similarity.csv, OUT/similarity-behaviour.csv and OUT/similarity.html: the "
-                   "code and the rare wrong outputs the submissions share (see `tkit similarity`; not with --shard).")
+              help="Also write OUT/similarity.csv, OUT/similarity-structure.csv, OUT/similarity-behaviour.csv and "
+                   "OUT/similarity.html: the code, the structure and the rare wrong outputs the submissions share "
+                   "(see `tkit similarity`; not with --shard).")
 def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gradebook_path, resume, pictures,
             time_limit, workers, shard_spec, data_dir, with_similarity):
     """Grade SUBMISSIONS (folders, .zip or .ipynb) or every entry of --class-dir.
