@@ -153,14 +153,14 @@ def test_kit_state_makes_the_reference_stack_give_pytorchs_numbers(ref, kind):
     else:
         mine = ref.decoder.Decoder(2, 12, 3, 20, norm_first=True)
         want, args = oracles.run(stack, x, memory, tgt_key_padding_mask=kpm), (x, memory)
-    weights.load(mine, weights.kit_state(stack), "stack")
+    weights.load(mine, weights.kit_state(stack))
     mine.eval()
     got = mine(*args, key_padding_mask=kpm) if kind == "encoder" else mine(*args, tgt_key_padding_mask=kpm)
     assert torch.allclose(got[~kpm], want[~kpm], atol=1e-5)
     with pytest.raises(TypeError, match="Linear"):
         weights.kit_state(nn.Linear(2, 2))
     with pytest.raises(AssertionError, match="norm.weight"):
-        weights.load(mine, {k: v for k, v in weights.kit_state(stack).items() if k != "norm.weight"}, "stack")
+        weights.load(mine, {k: v for k, v in weights.kit_state(stack).items() if k != "norm.weight"})
 
 
 def test_expect_consistent_compares_the_output_with_a_function_of_it():

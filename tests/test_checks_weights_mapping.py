@@ -24,7 +24,7 @@ SEED = 20240901
 
 
 def lay(module: nn.Module):
-    return [(k, tuple(v.shape)) for k, v in module.state_dict().items()]
+    return renaming.layout_of(module.state_dict())
 
 
 class Linears(nn.Module):

@@ -36,14 +36,19 @@ def randomize_(module: nn.Module, rng: torch.Generator) -> nn.Module:
     with torch.no_grad():
         for name, param in module.named_parameters():
             noise = torch.randn(param.shape, generator=rng, dtype=torch.float64)
-            if param.dim() >= 2:
-                value = noise / param.shape[-1] ** 0.5
-            elif name.endswith("weight"):
-                value = 1.0 + 0.2 * noise
-            else:
-                value = 0.1 * noise
-            param.copy_(value.to(param.dtype))
+            param.copy_(drawn_value(name, noise).to(param.dtype))
     return module
+
+
+def drawn_value(name: str, noise: torch.Tensor) -> torch.Tensor:
+    """The value :func:`randomize_` gives the parameter ``name`` from standard-normal ``noise`` of its
+    shape: ``noise / sqrt(fan_in)`` for a matrix, ``1 + 0.2 noise`` for a 1-D ``...weight`` (a
+    LayerNorm gain), ``0.1 noise`` for a bias."""
+    if noise.dim() >= 2:
+        return noise / noise.shape[-1] ** 0.5
+    if name.endswith("weight"):
+        return 1.0 + 0.2 * noise
+    return 0.1 * noise
 
 
 def run(module: nn.Module, *args, **kwargs):

@@ -42,6 +42,11 @@ COMPONENTS = {"self_attn": "multi_head_attention", "cross_attn": "multi_head_att
               "pos_encoding": "positional_encoding", "encoder": "encoder", "decoder": "decoder"}
 
 
+def layout_of(state: dict) -> list[tuple[str, tuple[int, ...]]]:
+    """The layout of a state dict: ``[(name, shape)]`` in its order (values with a ``shape``)."""
+    return [(k, tuple(v.shape)) for k, v in state.items()]
+
+
 class NoCorrespondence(ValueError):
     """No unique correspondence exists; ``str(exc)`` says why (translated, shapes included)."""
 

@@ -13,6 +13,8 @@ import zlib
 
 import torch
 
+from autograder.checks import oracles
+
 NEVER = -1.0e4
 
 
@@ -74,7 +76,7 @@ def generator_keys(state: dict, vocab: int | None = None) -> tuple[str, str]:
 def redraw_(model, seed: int) -> None:
     """Give every parameter of ``model`` (a module a test just built: the student's handle, the
     reference or a mutant) values that depend only on its name and ``seed``, by
-    :func:`autograder.checks.oracles.randomize_`'s rule: matrices ``N(0, 1/fan_in)``, the weights of
+    :func:`autograder.checks.oracles.drawn_value`, :func:`~autograder.checks.oracles.randomize_`'s rule: matrices ``N(0, 1/fan_in)``, the weights of
     1-D parameters (LayerNorm gains) ``1 + 0.2 N(0, 1)``, biases ``0.1 N(0, 1)``. Buffers are kept.
 
     A module with the contract's attribute names gets the same numbers whatever its registration
@@ -84,13 +86,7 @@ def redraw_(model, seed: int) -> None:
     for name, param in model.named_parameters():
         gen = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode("utf-8")))
         noise = torch.randn(tuple(param.shape), generator=gen, dtype=torch.float64)
-        if noise.dim() >= 2:
-            value = noise / noise.shape[-1] ** 0.5
-        elif name.endswith("weight"):
-            value = 1.0 + 0.2 * noise
-        else:
-            value = 0.1 * noise
-        state[name] = value.to(param.dtype)
+        state[name] = oracles.drawn_value(name, noise).to(param.dtype)
     model.load_state_dict(state, strict=False)
 
 

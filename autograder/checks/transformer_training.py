@@ -258,8 +258,7 @@ def _reference_measures(state: dict, budget: TransformerBudget, held_src, held_t
     wrong = [k for k, v in expected.items() if k not in state or tuple(state[k].shape) != tuple(v.shape)]
     if wrong:   # the contract's structure under other names: the trained values under the contract's
         try:
-            pairs = renaming.correspond([(k, tuple(v.shape)) for k, v in expected.items()],
-                                        [(k, tuple(v.shape)) for k, v in state.items()], strict=True)
+            pairs = renaming.correspond(renaming.layout_of(expected), renaming.layout_of(state), strict=True)
             state, wrong = {k: state[pairs[k]] for k in expected}, []
         except renaming.NoCorrespondence:
             pass

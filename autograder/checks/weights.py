@@ -137,17 +137,13 @@ def layout(module) -> list[tuple[str, tuple[int, ...]]]:
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
                                               for k, v in state.items()):
         raise AssertionError(_("{what}.state_dict() did not return names and tensors").format(what=_class(module)))
-    return [(k, tuple(v.shape)) for k, v in state.items()]
+    return renaming.layout_of(state)
 
 
 def _class(module) -> str:
     """The module's class name (a handle's: what the child reported)."""
     name = getattr(module, "tkit_type", None) or type(module).__name__
     return str(name).rpartition(".")[2]
-
-
-def _state_layout(state: dict[str, torch.Tensor]) -> list[tuple[str, tuple[int, ...]]]:
-    return [(k, tuple(v.shape)) for k, v in state.items()]
 
 
 def _no_match(module, unnamed: list[str], reason: str) -> SubmissionError:
@@ -181,7 +177,7 @@ def transformer_state(src_vocab: int, tgt_vocab: int, d_model: int, num_heads: i
     return state
 
 
-def load(module, state: dict[str, torch.Tensor], what: str | None = None, *, strict: bool = False) -> None:
+def load(module, state: dict[str, torch.Tensor], *, strict: bool = False) -> None:
     """Load ``state`` into a (student's or reference) module, under the module's own names when
     they differ from the contract's but the structure is the same (:mod:`.renaming`).
 
@@ -191,7 +187,7 @@ def load(module, state: dict[str, torch.Tensor], what: str | None = None, *, str
     attributes are noted for the running test (a failing test then says its weights were matched).
     Without ``strict``, keys of ``state`` the module lacks are ignored here: the module then
     computes something else, and the output comparison says so (and can name the mistake, e.g. a
-    missing final norm). ``what`` is kept for callers; messages name the module's class.
+    missing final norm). Messages name the module's class.
 
     Raises:
         SubmissionError: kind ``names``: the module has parameters or buffers the state lacks and no
@@ -204,7 +200,7 @@ def load(module, state: dict[str, torch.Tensor], what: str | None = None, *, str
             module.load_state_dict(state)   # PyTorch's own message, as before
         return
     try:
-        pairs = renaming.correspond(_state_layout(state), layout(module), strict=strict)
+        pairs = renaming.correspond(renaming.layout_of(state), layout(module), strict=strict)
     except renaming.NoCorrespondence as exc:
         raise _no_match(module, list(missing), str(exc)) from None
     module.load_state_dict({pairs[k]: v for k, v in state.items() if k in pairs}, strict=strict)
@@ -234,7 +230,7 @@ def expect_names(build, student, state: dict[str, torch.Tensor], *, what: str, u
             exercise does not name, no correspondence.
     """
     module = build(student)
-    theirs, ours = layout(module), _state_layout(state)
+    theirs, ours = layout(module), renaming.layout_of(state)
     if sorted(theirs) == sorted(ours):
         return
     try:
@@ -280,7 +276,7 @@ def loaded(module, state: dict[str, torch.Tensor], what: str | None = None, *, d
             buffers ``state`` lacks and no correspondence (:mod:`.renaming`); (``what`` None) a key
             of ``state`` that does not reach the module.
     """
-    load(module, state, what, strict=what is None)
+    load(module, state, strict=what is None)
     if dtype is not None:
         module.to(dtype)
     module.eval()
