@@ -1,5 +1,5 @@
 """What goes wrong in a submission's child, for the student: :class:`SubmissionError` and
-:func:`describe_error` (the sentence for a child's error record, see
+:func:`submission_error` / :func:`describe_error` (the error and the sentence for a child's error record, see
 :meth:`autograder.child.runner.Server.error_record`). Raised by :mod:`autograder.sandbox.remote`,
 which re-exports :class:`SubmissionError`.
 """
@@ -42,9 +42,30 @@ def normalise(err: dict) -> dict:
     return err
 
 
+def submission_error(err: dict, what: str, output: str = "", module: str | None = None) -> SubmissionError:
+    """The :class:`SubmissionError` of a child error record (see runner.error_record): its kind, the
+    sentence of :func:`describe_error`, and the likely cause and known mistake of an exception
+    (:func:`autograder.sandbox.call_errors.explain`, worked out once for both)."""
+    err = normalise(err)
+    explained = _explained(err)
+    return SubmissionError(str(err.get("kind", "exception")), _sentence(err, what, explained), output, module=module,
+                           error_type=str(err.get("type", "")), error_message=str(err.get("message", "")),
+                           mistake=explained[2], cause=explained[1])
+
+
 def describe_error(err: dict, what: str) -> str:
     """A student-facing sentence for a child error record (see runner.error_record)."""
     err = normalise(err)
+    return _sentence(err, what, _explained(err))
+
+
+def _explained(err: dict) -> tuple[str, str, str | None]:
+    """:func:`autograder.sandbox.call_errors.explain` of a (normalised) exception record; nothing
+    for the other kinds."""
+    return call_errors.explain(err) if err.get("kind") == "exception" else ("", "", None)
+
+
+def _sentence(err: dict, what: str, explained: tuple[str, str, str | None]) -> str:
     kind = err.get("kind")
     message = str(err.get("message", ""))
     if kind == "missing_file":
@@ -80,15 +101,12 @@ def describe_error(err: dict, what: str) -> str:
     if frames:
         head += "\n" + "\n".join(
             f"  {f.get('file')}, line {f.get('line')}, in {f.get('func')}: {f.get('code')}" for f in frames)
-    if kind == "exception":
-        head += "".join("\n" + line for line in call_errors.explain(err)[:2] if line)
+    head += "".join("\n" + line for line in explained[:2] if line)
     return head
 
 
 def error_cause(err: dict) -> tuple[str, str | None]:
     """The likely-cause line of an exception record and the known mistake it shows
     (:func:`autograder.sandbox.call_errors.explain`); ``("", None)`` for other records."""
-    if normalise(err).get("kind") != "exception":
-        return "", None
-    _where, line, mistake = call_errors.explain(err)
+    _where, line, mistake = _explained(normalise(err))
     return line, mistake

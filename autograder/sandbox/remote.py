@@ -22,7 +22,7 @@ from autograder.child import wire
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 from autograder.sandbox import timeshare
-from autograder.sandbox.errors import SubmissionError, describe_error, error_cause, normalise  # noqa: F401  (SubmissionError re-exported)
+from autograder.sandbox.errors import SubmissionError, submission_error  # noqa: F401  (SubmissionError re-exported)
 from autograder.sandbox.handles import RemoteMethod, RemoteObject
 
 MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doctor, pictures)
@@ -342,12 +342,8 @@ class RemoteImpl:
         if self.last_output and len(self.test_output) < MAX_TEST_OUTPUT:
             self.test_output = (self.test_output + self.last_output)[:MAX_TEST_OUTPUT]
         if not reply.get("ok"):
-            err = normalise(reply.get("error") if isinstance(reply.get("error"), dict) else {})
-            cause, mistake = error_cause(err)
-            raise SubmissionError(str(err.get("kind", "exception")), describe_error(err, what),
-                                  child.last_output, module=fields.get("module"),
-                                  error_type=str(err.get("type", "")), error_message=str(err.get("message", "")),
-                                  mistake=mistake, cause=cause)
+            err = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+            raise submission_error(err, what, child.last_output, module=fields.get("module"))
         gen = self._gen
         try:
             return wire.decode(reply.get("value"), tensors,
