@@ -5,12 +5,11 @@ Two sources of plot data, both plain lists of numbers stored in results.json:
 * ``extra_data["figures"]`` of a test record, attached by the test through the plugin's
   ``attach`` fixture (e.g. the AutoEncoder training test attaches the loss curve and a
   few reconstructions);
-* ``extra_data["figures"]`` of the submission, filled at the end of the grading run by
-  :func:`collect_from_session` (from the grading session's child, before it closes), which
-  calls the student's own functions through :class:`autograder.sandbox.remote.RemoteImpl` (student
-  code runs only in the child) on small fixed inputs: the positional-encoding
-  table and the attention weights of a padded and a causal example. These cost no points
-  and use only inputs and formulas printed in exercises/README.md, so nothing hidden leaks.
+* ``extra_data["figures"]`` of the submission, filled by :func:`collect_from_session` in the public
+  tests' child before the hidden tests start: the student's own functions called through
+  :class:`autograder.sandbox.remote.RemoteImpl` on small fixed inputs (the positional-encoding table
+  and the attention weights of a padded and a causal example). These cost no points and use only
+  inputs and formulas printed in exercises/README.md, so nothing hidden leaks.
 
 Figure names and the data each holds (lists are nested lists of floats):
 
@@ -34,7 +33,8 @@ import math
 import time
 from typing import Callable
 
-FIGURE_ORDER = ("pe_table", "attention_padded", "attention_causal", "ae_reconstructions", "loss_curve")
+FIGURES = {"pe_table": "positional_encoding", "attention_padded": "attention", "attention_causal": "attention",
+           "ae_reconstructions": "autoencoder", "loss_curve": "autoencoder"}   # report order -> its exercise
 PE_SHAPE = (32, 32)           # (max_len, d_model) of the pictured table
 ATTENTION_SHAPE = (6, 6, 8)   # (S_q, S_k, d_k) of the pictured attention examples
 PADDED_KEYS = 2               # the last PADDED_KEYS keys are padding in the padded example
@@ -90,10 +90,9 @@ def collect(remote, names=None) -> tuple[dict, dict]:
     figures: dict[str, dict] = {}
     problems: dict[str, str] = {}
 
-    def attempt(figure: str, exercise: str, make: Callable[[], dict]) -> None:
-        if wanted is not None and exercise not in wanted:
-            return
-        if hasattr(remote, "has") and not remote.has(exercise):
+    def attempt(figure: str, make: Callable[[], dict]) -> None:
+        exercise = FIGURES[figure]
+        if (wanted is not None and exercise not in wanted) or (hasattr(remote, "has") and not remote.has(exercise)):
             return
         try:
             figures[figure] = make()
@@ -120,9 +119,9 @@ def collect(remote, names=None) -> tuple[dict, dict]:
             return {"weights": _rows(weights[0]), "blocked": torch.broadcast_to(blocked, shape[1:]).tolist()}
         return make
 
-    attempt("pe_table", "positional_encoding", pe)
-    attempt("attention_padded", "attention", attention(padded, padded[0]))
-    attempt("attention_causal", "attention", attention(causal, causal))
+    attempt("pe_table", pe)
+    attempt("attention_padded", attention(padded, padded[0]))
+    attempt("attention_causal", attention(causal, causal))
     return figures, problems
 
 
@@ -354,10 +353,10 @@ def loss_figure(data: dict, labels: dict):
 
 
 def render(figures: dict, labels: dict) -> list[dict]:
-    """PNG data URIs for the known figures in ``figures``, in :data:`FIGURE_ORDER`:
-    a list of ``{"name", "title", "caption", "uri"}``. ``labels`` holds the translated
+    """PNG data URIs for the known figures in ``figures``, in :data:`FIGURES`' order:
+    a list of ``{"name", "exercise", "title", "caption", "uri"}``. ``labels`` holds the translated
     axis labels, titles and captions (see :func:`autograder.reports.render.picture_labels`).
-    A figure whose data is malformed is reported as ``{"name", "title", "error"}``."""
+    A figure whose data is malformed has ``"error"`` (why) in place of ``"uri"``."""
     drawers = {
         "pe_table": lambda d: draw_pe(d, labels),
         "attention_padded": lambda d: draw_attention(d, "attention_padded", labels),
@@ -366,10 +365,10 @@ def render(figures: dict, labels: dict) -> list[dict]:
         "loss_curve": lambda d: draw_loss(d, labels),
     }
     out = []
-    for name in FIGURE_ORDER:
+    for name, exercise in FIGURES.items():
         if name not in figures:
             continue
-        entry = {"name": name, "title": labels[name], "caption": labels.get(f"{name}_caption", "")}
+        entry = {"name": name, "exercise": exercise, "title": labels[name], "caption": labels.get(f"{name}_caption", "")}
         try:
             entry["uri"] = drawers[name](figures[name])
         except FigureDataError as exc:

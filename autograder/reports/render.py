@@ -175,11 +175,6 @@ def test_view(test: TestResult) -> dict:
     return view
 
 
-# the exercise whose section of the feedback shows each picture (beside the tests it explains)
-FIGURE_EXERCISE = {"pe_table": "positional_encoding", "attention_padded": "attention",
-                   "attention_causal": "attention", "ae_reconstructions": "autoencoder", "loss_curve": "autoencoder"}
-
-
 def feedback_context(results: Results | dict, student: str = "", *, pictures: bool = True,
                      self_check: bool = False) -> dict:
     """The template context of ``feedback.html``/``feedback.md`` (current language).
@@ -230,8 +225,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
     for test in results.tests:   # figures attached by visible tests only
         if not test.hidden:
             figures.update(test.figures or {})
-    drawn = [{**p, "exercise": FIGURE_EXERCISE.get(p["name"])}
-             for p in (pics.render(figures, picture_labels()) if pictures else [])]
+    drawn = pics.render(figures, picture_labels()) if pictures else []
     for group in groups:   # each picture beside the tests it explains, in its exercise's section
         group["pictures"] = [p for p in drawn if p["exercise"] == group["name"]]
     return {
