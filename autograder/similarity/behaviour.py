@@ -29,10 +29,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.similarity.common import COMMON_MIN_COUNT, COMMON_SHARE  # the code similarity's rule, on signatures
+
 LOW_INFORMATION = "c:"  # autograder.mistakes.comparison.LOW_INFORMATION (not imported here: that imports torch)
 NAMED_WEIGHT = 0.25     # a named (or low-information) mistake's share of the weight of an unnamed one
-COMMON_SHARE = 0.2      # a signature of more than this share of the class ...
-COMMON_MIN_COUNT = 10   # ... and more than this many students never counts
 FLAG_RARITY = 5.0       # a pair is flagged at this score (nats) or more ...
 MIN_SHARED_TESTS = 2    # ... over at least this many shared wrong tests
 TOP = 50                # the HTML shows at most this many flagged pairs

@@ -11,8 +11,8 @@ Per exercise, what never counts:
 
 * the starter stub ``exercises/<exercise>.py`` (signatures, docstrings, hints): its
   fingerprints are copydetect's boilerplate;
-* code that more than :data:`COMMON_SHARE` of the class and more than :data:`COMMON_MIN_COUNT`
-  students wrote: idiom rather than copying (MOSS's ``-m`` option, 10 by default, does the same).
+* code that more than ``COMMON_SHARE`` of the class and more than ``COMMON_MIN_COUNT``
+  students wrote: idiom rather than copying (:mod:`.common`, the rule of MOSS's ``-m`` option).
 
 The similarity of two modules is the larger of the two directions: the share of A's
 (non-boilerplate) fingerprinted code found in B, and of B's in A, a fraction 0-1. The reference
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import io
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
@@ -41,6 +40,7 @@ from pathlib import Path
 from autograder import exercises, paths
 from autograder.intake import limits
 from autograder.intake.submission import submission_files
+from autograder.similarity.common import COMMON_MIN_COUNT, COMMON_SHARE, class_common  # noqa: F401  (settings shown in the HTML)
 
 NOISE = 25      # k: a match shorter than this many filtered characters is never found (copydetect's noise_t)
 GUARANTEE = 30  # a match at least this long is always found (copydetect's guarantee_t)
@@ -49,8 +49,6 @@ CSV_MIN = 0.05          # the CSV lists every pair and exercise at or above this
 FLAG_THRESHOLD = 0.5    # the HTML shows pairs at or above this similarity ...
 FLAG_MIN_MATCH = 80     # ... whose matching code is at least this many filtered characters
 TOP = 50                # and at most this many pairs, the most similar first
-COMMON_SHARE = 0.2      # fingerprints in more than this share of the class ...
-COMMON_MIN_COUNT = 10   # ... and in more than this many submissions are idiom, not copying
 DEFAULT_TIME_LIMIT = 900.0  # seconds for a whole run
 
 
@@ -192,13 +190,8 @@ def drop_hashes(fp, hashes: set) -> None:
 
 
 def common_hashes(fps: list, class_size: int) -> set:
-    """Hashes present in more than :data:`COMMON_SHARE` of ``class_size`` students and in more
-    than :data:`COMMON_MIN_COUNT` (so none in a class of 10 or fewer)."""
-    floor = max(COMMON_SHARE * class_size, COMMON_MIN_COUNT)
-    if len(fps) <= floor:
-        return set()
-    counts = Counter(h for fp in fps for h in fp.hashes)
-    return {h for h, n in counts.items() if n > floor}
+    """The fingerprint hashes of ``fps`` that the class-common rule drops (:func:`.common.class_common`)."""
+    return class_common([fp.hashes for fp in fps], class_size)
 
 
 def compare(fp_a, fp_b, floor: float = 0.0):

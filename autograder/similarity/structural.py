@@ -6,7 +6,7 @@ substituted away, dead code dropped, helpers inlined, equivalent torch calls in 
 *features* are the hashes of every sub-expression of at least :data:`MIN_SIZE` nodes that a
 sink (return, raise, stored attribute) reaches. Features of the starter stub and of code that
 more than ``COMMON_SHARE`` of the class and more than ``COMMON_MIN_COUNT`` students wrote never
-count (the rule of :mod:`.matcher`, its own constants). The structural similarity of two modules is the larger of the
+count (:mod:`.common`, the rule :mod:`.matcher` applies too). The structural similarity of two modules is the larger of the
 two directions: the share of A's features found in B, and of B's in A. A pair is *flagged* at
 :data:`FLAG_THRESHOLD` or more with at least :data:`FLAG_MIN_SHARED` features shared (so a
 short exercise, where correct answers coincide, needs more than a share). Thresholds chosen on
@@ -20,18 +20,16 @@ features and is never flagged structurally (copydetect still compares its tokens
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from autograder.similarity import normalise
+from autograder.similarity.common import class_common
 
 MIN_SIZE = 4            # a feature is a sub-expression of at least this many nodes
 SIZE_CAP = 1 << 20      # sizes are counted up to this (a DAG may expand exponentially)
 FLAG_THRESHOLD = 0.6    # structural similarity at or above this ...
 FLAG_MIN_SHARED = 25    # ... with at least this many features shared flags a pair
 CSV_MIN = 0.3           # similarity-structure.csv lists the pairs at or above this
-COMMON_SHARE = 0.2      # features in more than this share of the class ...
-COMMON_MIN_COUNT = 10   # ... and in more than this many submissions never count (matcher's rule)
 
 
 @dataclass
@@ -97,13 +95,8 @@ def exercise_features(codes: dict[str, str], stub: str | None, class_size: int, 
         if deadline is not None:
             deadline.check()
         out[key] = features(code, entries) - boilerplate
-    floor = max(COMMON_SHARE * class_size, COMMON_MIN_COUNT)
-    students = [fs for key, fs in out.items() if key]
-    if len(students) > floor:
-        counts = Counter(h for fs in students for h in fs)
-        common = {h for h, n in counts.items() if n > floor}
-        out = {key: fs - common for key, fs in out.items()}
-    return out
+    common = class_common([fs for key, fs in out.items() if key], class_size)
+    return {key: fs - common for key, fs in out.items()} if common else out
 
 
 def exercise_pairs(name: str, feats: dict, deadline=None) -> list[StructurePair]:
