@@ -108,15 +108,23 @@ def of_exercise(exercise: str) -> list[Probe]:
     return [p for p in PROBES if p.exercise == exercise]
 
 
-def differs(got: Any, expected: Any) -> bool:
-    """Whether ``got`` differs from ``expected`` as the reports' comparison sees it."""
+def first_difference(got: Any, expected: Any, what: str = "probe") -> str | None:
+    """The first line of the comparison's message (``what`` names the call; the student's value and
+    the expected one at the first difference) where ``got`` differs from ``expected`` at the
+    probes' tolerances; None when they agree."""
     from autograder.mistakes.comparison import Mismatch, compare
 
     try:
-        compare(got, expected, what="probe", atol=ATOL, rtol=RTOL, show_expected=True)
-    except Mismatch:
-        return True
-    return False
+        compare(got, expected, what=what, atol=ATOL, rtol=RTOL, show_expected=True)
+    except Mismatch as exc:
+        text = str(exc.message).strip()
+        return text.splitlines()[0] if text else ""
+    return None
+
+
+def differs(got: Any, expected: Any) -> bool:
+    """Whether ``got`` differs from ``expected`` as the reports' comparison sees it."""
+    return first_difference(got, expected) is not None
 
 
 @lru_cache(maxsize=None)

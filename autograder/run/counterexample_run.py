@@ -46,15 +46,9 @@ def line_for(probe, got) -> str | None:
     """The first line of the comparison of ``got`` (the student's output on ``probe``) with the
     reference's, with the expected value at the first difference; None when they agree."""
     from autograder.checks import probes
-    from autograder.mistakes.comparison import Mismatch, compare
 
-    try:
-        compare(got, probes.expected(probe), what=probe.what, atol=probes.ATOL, rtol=probes.RTOL,
-                show_expected=True)
-    except Mismatch as exc:
-        first = str(exc.message).strip().splitlines()[0] if str(exc.message).strip() else ""
-        return (first[:MAX_LINE] + "...") if len(first) > MAX_LINE else first or None
-    return None
+    first = probes.first_difference(got, probes.expected(probe), probe.what)
+    return (first[:MAX_LINE] + "...") if first and len(first) > MAX_LINE else first or None
 
 
 def add(records: list[TestResult], remote, restart, timeout: float = STEP_TIMEOUT) -> int:
