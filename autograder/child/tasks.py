@@ -251,3 +251,22 @@ def channel(step: str, name: str, token: int, value: int = 0):
 def _inside(path: str, folder: str) -> bool:
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip("/") + "/")
+
+
+# -- reference components (run in the component server, a child whose folder is solutions/) ---------
+
+
+@task
+def component_listing(modules):
+    """The public names of the reference modules ``modules`` (:func:`.component_calls.listing`)."""
+    from . import component_calls
+
+    return component_calls.listing(modules)
+
+
+@task
+def component(kind: str, call: dict, tensors: list, rng, allowed: dict, needs=(), grads=()):
+    """One callback of a composite's child, computed with the reference (:func:`.component_calls.serve`)."""
+    from . import component_calls
+
+    return component_calls.serve(kind, call, list(tensors), rng, allowed, needs, grads)
