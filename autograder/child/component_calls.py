@@ -239,3 +239,74 @@ def serve(kind: str, call: dict, tensors: list, rng, allowed: dict, needs=(), gr
         return {"error": {"type": type(exc).__name__, "message": str(exc)[:2000]}}
     finally:
         torch.set_rng_state(saved)
+
+
+# -- a recorded graph's component nodes (the trusted trainer) -------------------------------------
+
+COMPONENT_OP = "tkit.component"   # the ``op`` of a recorded call of a served component (.components.graph_node)
+NODE_FIELDS = frozenset({"op", "component", "init", "path", "method", "args", "kwargs", "state", "training",
+                         "out", "ng", "at"})
+
+
+def check_node(node: dict, allowed: dict) -> None:
+    """Refuse a ``tkit.component`` node the trainer will not run (ComponentError naming why): a
+    component not served to this exercise (``allowed``, a :func:`listing`), constructor values that
+    are not plain or out of bounds, a method other than ``forward``, malformed fields. Which values
+    it reads is checked by the graph's own rules (every ``{"@": name}`` defined before)."""
+    if not isinstance(node, dict) or set(node) - NODE_FIELDS:
+        raise ComponentError("a malformed component node")
+    target = resolve(node.get("component"), allowed)
+    if isinstance(target, type):
+        plain_init(node.get("init") if isinstance(node.get("init"), dict) else {})
+        if node.get("method") != "forward":
+            raise ComponentError("a served component's forward is the only method a graph may call")
+    elif node.get("state") or node.get("path"):
+        raise ComponentError(f"{node.get('component')} is a function: it has no state or submodules")
+    if not isinstance(node.get("path", ""), str) or len(node.get("path", "")) > 200:
+        raise ComponentError("a malformed component path")
+    state, training = node.get("state", {}), node.get("training")
+    if not isinstance(state, dict) or not all(isinstance(k, str) and _is_ref(v) for k, v in state.items()):
+        raise ComponentError("a malformed component state")
+    if training is not None and not (isinstance(training, dict) and all(isinstance(v, bool) for v in training.values())):
+        raise ComponentError("malformed train/eval flags")
+    if not isinstance(node.get("out"), list):
+        raise ComponentError("a component node's outputs must be a list")
+
+
+def _is_ref(value) -> bool:
+    return isinstance(value, dict) and set(value) == {"@"} and isinstance(value["@"], str)
+
+
+def graph_call(node: dict, allowed: dict, no_grad: bool = False):
+    """``(fn, names)`` for a checked component node: ``fn(tensors)`` (the values of ``names``, in
+    order) computes the reference component (under ``torch.no_grad()`` with ``no_grad``) and
+    returns its output tensors as a list, in the order the child's operator returned them."""
+    names: list[str] = []
+
+    def indexed(value):
+        if _is_ref(value):
+            names.append(value["@"])
+            return {"t": "tensor", "k": f"t{len(names) - 1}"}
+        if isinstance(value, dict):
+            return {k: indexed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [indexed(v) for v in value]
+        return value
+
+    state = dict(node.get("state") or {})
+    for ref in state.values():
+        names.append(ref["@"])
+    call = {"c": node["component"], "i": node.get("init"), "p": node.get("path", ""), "m": node.get("method"),
+            "s": list(state), "t": node.get("training"), "a": indexed(node.get("args")),
+            "k": indexed(node.get("kwargs"))}
+    count = len(node["out"])
+
+    def component_call(tensors):
+        outputs: list = []
+        with torch.set_grad_enabled(torch.is_grad_enabled() and not no_grad):
+            template(compute(call, list(tensors), allowed), outputs)
+        if len(outputs) != count:
+            raise ComponentError(f"{call['c']} gave {len(outputs)} tensors where the recording had {count}")
+        return outputs
+
+    return component_call, names

@@ -193,7 +193,7 @@ def _invoke(call: dict, args: tuple, kwargs: dict, state: list | None = None, tr
         names.append(name)
         tensors.append(tensor)
     spec = {**call, "a": template(tuple(args), tensors), "k": template(dict(kwargs), tensors), "s": names,
-            "n": next(_CALLS)}
+            "n": next(_CALLS), "g": torch.is_grad_enabled()}   # grad mode is off inside the operator
     if training is not None:
         spec["t"] = training
     outputs = OP(json.dumps(spec), tensors)
@@ -218,7 +218,10 @@ def graph_node(args: tuple, encode) -> dict:
         return tmpl
 
     names = request.get("s", [])
-    return {"op": "tkit.component", "component": request["c"], "init": request.get("i"),
+    node = {"op": "tkit.component", "component": request["c"], "init": request.get("i"),
             "path": request.get("p", ""), "method": request.get("m"), "args": refs(request["a"]),
             "kwargs": refs(request["k"]), "state": {name: encode(tensors[i]) for i, name in enumerate(names)},
             "training": request.get("t")}
+    if not request.get("g", True):
+        node["ng"] = True
+    return node

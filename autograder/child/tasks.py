@@ -150,13 +150,15 @@ def train_autoencoder_graph(captured: dict, images, heldout, latent_dim: int, ep
 @task
 def train_transformer_graph(captured: dict, src, tgt, held_src, vocab: int, steps: int, batch_size: int,
                             lr: float, warmup: int, seed: int, pad_id: int, bos_id: int, eos_id: int,
-                            max_constants: int):
-    """:func:`.graph_training.train_transformer` (run in a child without student files)."""
+                            max_constants: int, components=()):
+    """:func:`.graph_training.train_transformer` (run in a child without student files; with
+    ``components``, its folder holds the reference solutions those components come from)."""
     from . import graph_training
 
     try:
         return graph_training.train_transformer(captured, src, tgt, held_src, vocab, steps, batch_size, lr,
-                                                warmup, seed, pad_id, bos_id, eos_id, max_constants)
+                                                warmup, seed, pad_id, bos_id, eos_id, max_constants,
+                                                tuple(components))
     except graph_training.UNTRAINABLE as exc:
         return {"problem": graph_training.graphs.describe(exc)}
 
