@@ -80,7 +80,7 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
         return _own_mistake(run, got, own, atol, rtol, valid)
     if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:   # no submission folder to re-run
         return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
-    verdict = _blame(run, got, expected, exercise, atol, rtol, valid)
+    verdict = _blame(run, expected, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
         return _own_mistake(run, verdict.output, own, atol, rtol, valid)
     if verdict.who == hybrid.COMPONENTS and ctx.nodeid:
@@ -95,13 +95,13 @@ def _own_mistake(run, got, own, atol, rtol, valid):
             or _closest(run, got, [pair for pair, _ in matching.pair_trials(own)], atol, rtol, valid))
 
 
-def _blame(run, got, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
+def _blame(run, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     """Whether the composite's own code is wrong on this input (see :mod:`autograder.mistakes.hybrid`)."""
     def same(output, expected):
         compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
 
     ctx = current()
-    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same, got=got, expected=expected)
+    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same, expected=expected)
 
 
 def student_output(run: Callable, student) -> Any:
@@ -130,7 +130,7 @@ def _own_mistake_of_crash(run) -> "catalog.Mutant | None":
     if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:
         return None
     try:
-        verdict = _blame(run, hybrid.NOT_GIVEN, hybrid.NOT_GIVEN, ctx.exercise, 1e-5, 1e-4, None)
+        verdict = _blame(run, hybrid.NOT_GIVEN, ctx.exercise, 1e-5, 1e-4, None)
     except Exception:
         return None
     if verdict.who != hybrid.OWN:

@@ -7,8 +7,8 @@ student's composite file over the *reference* components (served to its child as
 :func:`blame` decides, from the test itself and without depending on which exercises this run
 grades: the same ``run`` is repeated on a *hybrid*, the student's composite file with the
 reference components served. If the hybrid gives the reference's output, the composite's own
-code is right on this input and the failure comes from its components (each is tried alone,
-the student's beside the reference's others, to name the culprits); otherwise the composite's
+code is right on this input and the failure comes from its components (each is tried for its
+own effect, :func:`culprits`, to name them); otherwise the composite's
 code is wrong by itself, and the hybrid's output is what it computes with correct components.
 
 The hybrid runs in one more child of the submission, started on first need
@@ -52,7 +52,6 @@ class Hybrids:
 
     def __init__(self):
         self._impl = None
-        self.culprits: dict[str, tuple[str, ...]] = {}  # per composite: the last culprits found (see blame)
 
     def get(self, student, keep: tuple[str, ...]):
         """The hybrid RemoteImpl keeping the student's modules ``keep`` (exercise names, the
@@ -75,43 +74,57 @@ class Hybrids:
 
 
 def blame(hybrids: Hybrids, student, exercise: str, run: Callable, seed: int, compare: Callable,
-          got: Any = NOT_GIVEN, expected: Any = NOT_GIVEN) -> Verdict:
+          expected: Any = NOT_GIVEN) -> Verdict:
     """Run ``run`` on the hybrid keeping the student's ``exercise`` file (seeded with ``seed``,
     like the student's run) and compare it (``compare(got, expected)`` raises AssertionError on a
     difference, with the test's tolerances) with the reference's output under
-    ``torch.manual_seed(seed)`` (:func:`autograder.rng.cpu_seeded`). When they agree, each component of ``exercise`` the student
-    handed in is tried the same way beside the composite's file, to name the culprits.
-
-    The search is bounded for a student wrong in many tests: with ``got`` (the student's own
-    output), the culprits an earlier test of ``exercise`` found are tried first, all together
-    beside the composite's file; when that hybrid gives ``got``, they explain this output too and
-    the one-by-one search is skipped (one run instead of one per component). ``expected``: the
-    reference's output when the caller has it already. Never raises: a hybrid that raises or
-    dies gives UNKNOWN."""
+    ``torch.manual_seed(seed)`` (:func:`autograder.rng.cpu_seeded`). When they agree, each component
+    of ``exercise`` is tried for its own effect (:func:`culprits`). ``expected``: the reference's
+    output when the caller has it already. Never raises: a hybrid that raises or dies gives UNKNOWN."""
     if expected is NOT_GIVEN:
         try:
             with cpu_seeded(seed):
                 expected = run(implementations.reference())
         except Exception:
             return Verdict(UNKNOWN)
-    output = _output(hybrids, student, (exercise,), run, seed)
+    outputs = {}
+    output = _kept(outputs, hybrids, student, (exercise,), run, seed)
     if output is _FAILED:
         return Verdict(UNKNOWN)
     if not _agrees(compare, output, expected):
         return Verdict(OWN, output)
-    known = hybrids.culprits.get(exercise)
-    if known and got is not NOT_GIVEN:
-        again = _output(hybrids, student, (exercise, *known), run, seed)
-        if again is not _FAILED and _agrees(compare, again, got):
-            return Verdict(COMPONENTS, components=known)
-    culprits = []
-    for name in exercises.get(exercise).depends:
-        other = _output(hybrids, student, (exercise, name), run, seed)
-        if other is not _FAILED and not _agrees(compare, other, expected):
-            culprits.append(name)
-    if culprits:
-        hybrids.culprits[exercise] = tuple(culprits)
-    return Verdict(COMPONENTS, components=tuple(culprits))
+    return Verdict(COMPONENTS, components=culprits(
+        exercise, lambda keep: _kept(outputs, hybrids, student, keep, run, seed), compare))
+
+
+def culprits(exercise: str, output: Callable, compare: Callable) -> tuple[str, ...]:
+    """The components of ``exercise`` whose student file changes its output by itself.
+
+    A served component computes with the reference inside (its own components too), so the
+    student's file of component ``c`` runs only when the files that import it are the student's as
+    well: ``users``, the components of ``exercise`` whose own components include ``c``. ``c`` is a
+    culprit when ``output(keep)`` (the composite over the student's files ``keep`` and the
+    reference's others) differs between ``keep`` = the composite, ``users`` and ``c`` and the same
+    without ``c``: the difference is ``c``'s alone, whatever the users' own mistakes (a wrong
+    ``multi_head_attention.py`` is not blamed on a right ``attention.py``, nor the reverse)."""
+    depends = exercises.get(exercise).depends
+    found = []
+    for name in depends:
+        users = tuple(sorted(d for d in depends if name in exercises.get(d).depends))
+        without = output((exercise, *users))
+        if without is _FAILED:
+            continue
+        with_it = output((exercise, *sorted((*users, name))))
+        if with_it is _FAILED or not _agrees(compare, with_it, without):
+            found.append(name)
+    return tuple(found)
+
+
+def _kept(outputs: dict, hybrids: Hybrids, student, keep: tuple[str, ...], run: Callable, seed: int):
+    """:func:`_output` of ``keep``, once per blame (``outputs`` keeps them)."""
+    if keep not in outputs:
+        outputs[keep] = _output(hybrids, student, keep, run, seed)
+    return outputs[keep]
 
 
 _FAILED = object()

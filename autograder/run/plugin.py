@@ -254,6 +254,9 @@ class GradingSession:
         start the first child (and the hidden tests' spare)."""
         time_limit = self.options.time_limit
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
+        # and a hard wall-clock deadline for the whole submission: every child started for it (its
+        # siblings: the hybrid, the trusted trainer; the probes and pictures after the tests) stops there
+        self.remote.deadline = time.monotonic() + time_limit
         # the zygote imports what optimizers need before forking this run's children only when a
         # test trains or runs an optimizer (~1.3 s, once per zygote); then the first child starts
         self.remote.limits.preload_training = any(item.get_closest_marker("training") or
