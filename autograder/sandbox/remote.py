@@ -24,7 +24,7 @@ from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 from autograder.sandbox import timeshare
 from autograder.sandbox.errors import SubmissionError, submission_error  # noqa: F401  (SubmissionError re-exported)
 from autograder.sandbox.handles import RemoteMethod, RemoteObject
-from autograder.sandbox.served import ServedComponents
+from autograder.sandbox.served_child import ServedComponents
 
 MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doctor, pictures)
 MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaining tests are given up

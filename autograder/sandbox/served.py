@@ -24,10 +24,9 @@ import time
 
 from autograder import paths
 from autograder.child import wire
-from autograder.i18n import _
 from autograder.sandbox.errors import SubmissionError
 from autograder.sandbox.policy import Limits
-from autograder.sandbox.process import ChildDied, ChildProcess, ProtocolError
+from autograder.sandbox.remote import RemoteImpl
 
 CALL_FIELDS = ("c", "i", "p", "m", "a", "k", "s", "t")
 MAX_STATE = 4096   # parameters and buffers one call may send
@@ -43,8 +42,6 @@ class ComponentServer:
     """The component server of one submission (started on first need; see the module docstring)."""
 
     def __init__(self, limits: Limits | None = None):
-        from autograder.sandbox.remote import RemoteImpl
-
         folder = paths.solutions_dir()
         self.remote = RemoteImpl(folder, limits or Limits(), label="reference components") if folder else None
         self._listings: dict[tuple[str, ...], dict] = {}
@@ -142,34 +139,4 @@ def _problem(call: dict, tensors: dict, allowed: dict) -> str | None:
     if "rng" not in tensors:
         return "the call lacks its random-number state"
     return None
-
-
-class ServedComponents:
-    """What :class:`autograder.sandbox.remote.RemoteImpl` adds for served components: its child
-    gets ``served`` (set by ``begin_test``) as proxy modules, its callbacks go to ``server``."""
-
-    server: "ComponentServer | None" = None
-    served: tuple[str, ...] = ()
-    _installed: tuple = (None, ())
-
-    def _printed(self, output: str) -> str:
-        """What the child printed, as a report may show it: nothing while components are served
-        (what code running over the reference prints never reaches a student's report)."""
-        return "" if self.served else output
-
-    def _install(self, child: ChildProcess, timeout: float) -> None:
-        """Have ``child`` serve :attr:`served` as proxy modules (the ``components`` request; the
-        child is fresh or has imported none of them, see :meth:`begin_test`)."""
-        if self.served or self._installed[1]:
-            listing = self.server.listing(self.served) if self.served else {}
-            try:
-                child.request("components", timeout=timeout, listing=listing)
-            except (ChildDied, ProtocolError):
-                self._died()
-                raise SubmissionError("crash", _("the submission's process died while the grader prepared it")) from None
-        self._installed = (self._gen, self.served)
-
-    def _callback(self, message: dict, tensors: dict, deadline: float):
-        """A served component's call from the child, answered by :attr:`server` before ``deadline``."""
-        return self.server.handle(message, tensors, deadline, self.served)
 
