@@ -33,14 +33,10 @@ sandbox; imports only the standard library, torch and :mod:`.wire`.
 from __future__ import annotations
 
 import builtins
-import importlib.abc
-import importlib.util
 import itertools
 import json
-import sys
 
 import torch
-from torch import nn
 
 from . import wire
 
