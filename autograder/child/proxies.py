@@ -56,6 +56,9 @@ def install(listing: dict) -> list[str]:
     proxies from now on (a module of that name imported before keeps its binding in modules that
     imported it; the child is fresh when this is asked). Returns the module names served."""
     uninstall()
+    from . import tasks
+
+    tasks.preload()   # the operator's first differentiable call imports torch._dynamo: here, not in a student's call
     plain = {str(m): {"functions": [str(n) for n in spec.get("functions", [])],
                       "classes": [str(n) for n in spec.get("classes", [])],
                       "aliases": {str(a): str(n) for a, n in dict(spec.get("aliases", {})).items()}}

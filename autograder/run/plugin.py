@@ -258,11 +258,14 @@ class GradingSession:
         # siblings: the hybrid, the trusted trainer; the probes and pictures after the tests) stops there
         self.remote.deadline = time.monotonic() + time_limit
         # the zygote imports what optimizers need before forking this run's children only when a
-        # test trains or runs an optimizer (~1.3 s, once per zygote); then the first child starts
-        self.remote.limits.preload_training = any(item.get_closest_marker("training") or
-                                                  item.get_closest_marker("optimizer") for item in items)
+        # test trains or runs an optimizer, or is served components (the served calls' operator
+        # imports the same torch._dynamo on its first differentiable call: 1-4 s that would count
+        # in a student's request) (~1.3 s, once per zygote); then the first child starts
+        served = self.remote.server is not None and any(self.served(item) for item in items)
+        self.remote.limits.preload_training = served or any(item.get_closest_marker("training") or
+                                                            item.get_closest_marker("optimizer") for item in items)
         self.remote.start()
-        if self.remote.server is not None and any(self.served(item) for item in items):
+        if served:
             self.remote.server.start()   # its start overlaps the first tests
         if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
             self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run

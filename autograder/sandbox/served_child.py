@@ -9,9 +9,13 @@ prints is kept out of every report: it ran over the reference.
 
 from __future__ import annotations
 
+import time
+
 from autograder.i18n import _
 from autograder.sandbox.errors import SubmissionError
 from autograder.sandbox.process import ChildDied, ChildProcess, ProtocolError
+
+INSTALL_TIMEOUT = 15.0   # seconds the child may take to install its proxies (a spawned child imports torch._dynamo then)
 
 
 class ServedComponents:
@@ -19,6 +23,7 @@ class ServedComponents:
     gets ``served`` (set by ``begin_test``) as proxy modules, its callbacks go to ``server``."""
 
     server = None   # the submission's autograder.sandbox.served.ComponentServer, when one serves
+    deadline: float | None = None
     served: tuple[str, ...] = ()
     _installed: tuple = (None, ())
 
@@ -33,7 +38,10 @@ class ServedComponents:
         if self.served or self._installed[1]:
             listing = self.server.listing(self.served) if self.served else {}
             try:
-                child.request("components", timeout=timeout, listing=listing)
+                limit = max(timeout, INSTALL_TIMEOUT)
+                if self.deadline is not None:   # never past the submission's wall-clock deadline
+                    limit = min(limit, max(0.1, self.deadline - time.monotonic()))
+                child.request("components", timeout=limit, listing=listing)
             except (ChildDied, ProtocolError):
                 self._died()
                 raise SubmissionError("crash", _("the submission's process died while the grader prepared it")) from None
