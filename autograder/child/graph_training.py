@@ -31,7 +31,11 @@ def prepare(captured: dict, names: tuple[str, ...], max_constants: int, componen
     specs = captured.get("specs")
     if not isinstance(specs, dict) or not isinstance(specs.get("params"), list) or not specs["params"]:
         raise graphs.GraphError("the model has no parameters to train")
-    allowed = component_calls.listing(components) if components else {}
+    recorded = [captured.get(name) for name in names]
+    calls = any(isinstance(node, dict) and node.get("op") == component_calls.COMPONENT_OP
+                for graph in recorded if isinstance(graph, dict) and isinstance(graph.get("nodes"), list)
+                for node in graph["nodes"])
+    allowed = component_calls.listing(components) if components and calls else {}   # imported only if called
     found = {}
     for name in names:
         graph = captured.get(name)

@@ -215,7 +215,7 @@ class GradingSession:
         self.options = options.replace(seed=self.seed)
         self.remote = RemoteImpl(submission, _limits(options))
         # a composite's tests run its file over the reference components, computed by a trusted child
-        self.remote.server = ComponentServer(_limits(options)) if ComponentServer.available() else None
+        self.remote.server = ComponentServer(self.remote.limits) if ComponentServer.available() else None
         self.run = context.RunState(seed=self.seed)
         self.meta: dict[str, dict] = {}
         self.records: dict[str, TestResult] = {}
