@@ -257,10 +257,10 @@ class GradingSession:
         # and a hard wall-clock deadline for the whole submission: every child started for it (its
         # siblings: the hybrid, the trusted trainer; the probes and pictures after the tests) stops there
         self.remote.deadline = time.monotonic() + time_limit
-        # the zygote imports what optimizers need before forking this run's children only when a
-        # test trains or runs an optimizer, or is served components (the served calls' operator
-        # imports the same torch._dynamo on its first differentiable call: 1-4 s that would count
-        # in a student's request) (~1.3 s, once per zygote); then the first child starts
+        # the zygote imports what optimizers need (~1.3 s, once per zygote) before forking this run's
+        # children only when a test trains, runs an optimizer or is served components (the served
+        # calls' operator imports the same torch._dynamo on its first differentiable call: 1-4 s
+        # inside a student's request otherwise); then the first child starts
         served = self.remote.server is not None and any(self.served(item) for item in items)
         self.remote.limits.preload_training = served or any(item.get_closest_marker("training") or
                                                             item.get_closest_marker("optimizer") for item in items)
