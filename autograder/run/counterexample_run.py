@@ -42,6 +42,11 @@ def wanted(records: list[TestResult]) -> dict[str, list[TestResult]]:
     return out
 
 
+def served_for(tests: list[TestResult]) -> tuple[str, ...]:
+    """The components the hidden failures ``tests`` (of one mistake) ran over as the reference's."""
+    return tuple(sorted({name for test in tests for name in (test.served or ())}))
+
+
 def line_for(probe, got) -> str | None:
     """The first line of the comparison of ``got`` (the student's output on ``probe``) with the
     reference's, with the expected value at the first difference; None when they agree."""
@@ -66,10 +71,12 @@ def add(records: list[TestResult], remote, restart, timeout: float = STEP_TIMEOU
     added = 0
     try:
         restart()
-        remote.begin_test(None)   # counts against no exercise's share
-        remote.deadline = time.monotonic() + timeout
+        remote.deadline = min(time.monotonic() + timeout, remote.deadline or float("inf"))   # within the submission's
         for mistake, tests, probe in plans:
             try:
+                # counts against no exercise's share; a composite's probe runs over the reference's
+                # components, as its tests did (its own mistake alone)
+                remote.begin_test(None, served_for(tests))
                 remote.reset()
                 got = probe.run(remote)
                 line = line_for(probe, got)
