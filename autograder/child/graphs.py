@@ -26,20 +26,20 @@ sandbox, so it imports only the standard library and torch.
 from __future__ import annotations
 
 import math
-import operator
 import os
 import sys
+from typing import Mapping
 
 import torch
-import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, UNINITIALISED, GraphError, check, constant_numbers,
-                          describe, initial_values, prune, resolve, statistic_buffers)
+from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, GraphError, KitOperator, check_specs, describe,
+                          initial_values, resolve, statistic_buffers)
+from .graph_schema import Plan, Ref, Step, constant_numbers, validate
 
 # the rules are re-exported: callers use one module for graphs
-__all__ = ["ALLOWED_OPS", "GraphError", "capture", "check", "constant_numbers", "describe", "initial_values",
-           "param_specs", "plain", "prune", "resolve", "run", "statistic_buffers"]
+__all__ = ["ALLOWED_OPS", "GraphError", "KitOperator", "Plan", "capture", "check", "constant_numbers", "describe",
+           "initial_values", "param_specs", "plain", "resolve", "run", "statistic_buffers"]
 
 aten = torch.ops.aten
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -196,86 +196,86 @@ def param_specs(model: torch.nn.Module) -> dict:
 # -- running ----------------------------------------------------------------------------------------
 
 
-def _enum(value: dict):
-    name = str(value["#"])
-    member = getattr(torch, name, None)
-    if not isinstance(member, (torch.memory_format, torch.layout)):
-        raise GraphError(f"unknown enum {name[:40]!r}")
-    return member
+def check(graph: dict, specs: dict, operators: Mapping[str, KitOperator] | None = None) -> Plan:
+    """``graph`` validated against ``specs`` (:func:`.graph_rules.check_specs`,
+    :func:`.graph_schema.validate`) as the :class:`Plan` :func:`run` interprets; GraphError names
+    what is refused. ``operators``: trusted extra operators by name (see the module docstring)."""
+    return validate(graph, check_specs(specs), operators)
 
 
-def _no_grad_call(op, args, kwargs):
-    with torch.no_grad():
-        return op(*args, **kwargs)
+def _fill(value, env: dict):
+    if type(value) is Ref:
+        return env[value.name]
+    if type(value) is list:
+        return [_fill(v, env) for v in value]
+    return value
 
 
-def _zeroed(tensor):
-    with torch.no_grad():
-        return tensor.zero_()
+def _bind(names, out, env: dict, step: Step) -> None:
+    if isinstance(names, str):
+        if not isinstance(out, torch.Tensor):
+            raise GraphError(f"{step.op} gave {type(out).__name__} where the graph names a tensor{step.at}")
+        env[names] = out
+    elif isinstance(names, list):
+        if not isinstance(out, (list, tuple)) or len(out) != len(names):
+            raise GraphError(f"{step.op} gave another number of results than the graph names{step.at}")
+        for name, item in zip(names, out):
+            if name is not None:
+                _bind(name, item, env, step)
 
 
-def _compile(graph: dict) -> tuple:
-    """``graph`` as a ``torch.fx.GraphModule`` (generated Python calling the recorded ATen
-    overloads in order) and the names of the values it takes, in its argument order."""
-    fx = torch.fx.Graph()
-    values: dict[str, torch.fx.Node] = {}
-    leaves: list[str] = []
+def _storages(tensors) -> list[int]:
+    return [t.untyped_storage().data_ptr() for t in (tensors if isinstance(tensors, list) else [tensors])
+            if isinstance(t, torch.Tensor)]
 
-    def node_of(name: str) -> torch.fx.Node:
-        if name not in values:  # a parameter, buffer, constant or input: an argument of the module
-            leaves.append(name)
-            values[name] = fx.placeholder(f"a{len(leaves)}")
-        return values[name]
 
-    def convert(value):
-        if isinstance(value, dict):
-            if set(value) == {"@"}:
-                return node_of(str(value["@"]))
-            if set(value) == {"#"}:
-                return _enum(value)
-            if set(value) == {"#f"}:
-                return float(value["#f"])
-            return {k: convert(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [convert(v) for v in value]
-        return value
+def _guard(step: Step, args: list, kwargs: dict, owners: dict) -> None:
+    """Refuse a write into memory of a parameter, buffer, constant or input of this call (other
+    than the one statistics buffer the step may update), by storage: whatever view or alias
+    reached it."""
+    for where, allowed in step.writes:
+        target = args[where] if isinstance(where, int) else kwargs.get(where)
+        for ptr in _storages(target):
+            owner = owners.get(ptr)
+            if owner is not None and owner != allowed:
+                raise GraphError(f"{step.op} writes into the memory of {owner} during the call{step.at}")
 
-    def bind(names, out):
-        if isinstance(names, str):
-            values[names] = out
-        elif isinstance(names, list):
-            for i, name in enumerate(names):
-                bind(name, fx.call_function(operator.getitem, (out, i)))
 
-    for name in graph["inputs"]:
-        node_of(name)
-    for node in graph["nodes"]:
-        op = resolve(node["op"])
-        args, kwargs = tuple(convert(node["args"])), convert(node["kwargs"])
-        if node.get("ng"):
-            out = fx.call_function(_no_grad_call, (op, args, kwargs))
+def run(plan: Plan, values: dict, inputs: list, commit: dict | None = None):
+    """Interpret ``plan`` (from :func:`check`) once: a fixed loop calls each step's resolved
+    operator on the values it names and binds its results; returns the output tensor.
+
+    Every call starts from fresh copies of the parameters, buffers and constants it reads (from
+    ``values``, by name) and of ``inputs``: nothing a call does reaches another call, except the
+    normalisation statistics its steps update, which are copied into ``commit`` (the kit's
+    state) when given (the training loop's calls; evaluation passes none). Differentiable with
+    respect to the tensors of ``values`` that require grad. Raises GraphError for a write into
+    the memory of any of those copies (:func:`_guard`), or results the graph names wrongly;
+    whatever an operator raises on the values propagates."""
+    if len(inputs) != len(plan.inputs):
+        raise GraphError(f"the graph takes {len(plan.inputs)} inputs, the kit passes {len(inputs)}")
+    env = {name: (plan.constants[name] if name in plan.constants else values[name]).clone() for name in plan.leaves}
+    env.update((name, x.clone()) for name, x in zip(plan.inputs, inputs))
+    owners = {ptr: name for name, t in env.items() for ptr in _storages(t) if ptr}
+    for step in plan.steps:
+        args = [_fill(v, env) for v in step.args]
+        kwargs = {k: _fill(v, env) for k, v in step.kwargs.items()} if step.kwargs else {}
+        if step.writes:
+            _guard(step, args, kwargs, owners)
+        if step.no_grad:
+            with torch.no_grad():
+                out = step.call(*args, **kwargs)
         else:
-            out = fx.call_function(op, args, kwargs)
-        if op.overloadpacket.__name__ in UNINITIALISED:
-            out = fx.call_function(_zeroed, (out,))
-        bind(node["out"], out)
-    fx.output(convert(graph["outputs"]))
-    return torch.fx.GraphModule(torch.nn.Module(), fx), leaves
-
-
-def run(graph: dict, env: dict, inputs: list):
-    """Evaluate ``graph`` eagerly: ``env`` maps parameter/buffer/constant names to tensors (the
-    buffers are updated in place by normalisation operators in training mode); returns the
-    output tensor. Differentiable with respect to the tensors of ``env`` that require grad.
-    The graph is compiled once (:func:`_compile`, kept in ``graph["_fx"]``): the same operators
-    in the same order, without re-reading the node list at every call."""
-    if "_fx" not in graph:
-        graph["_fx"] = _compile(graph)
-    module, leaves = graph["_fx"]
-    local = dict(env)
-    local.update(graph["constants"])
-    local.update(zip(graph["inputs"], inputs))
-    return module(*[local[name] for name in leaves])
+            out = step.call(*args, **kwargs)
+        if step.zero:
+            with torch.no_grad():
+                out.zero_()
+        _bind(step.out, out, env, step)
+    if commit is not None:
+        with torch.no_grad():
+            for name in plan.statistics:
+                commit[name].copy_(env[name])
+    return env[plan.output]
 
 
 def plain(graph: dict) -> dict:
