@@ -10,8 +10,10 @@ Copied into the child's sandbox with :mod:`.graphs`; imports only the standard l
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import struct
 from typing import Any, Callable, Mapping, NamedTuple
 
 import torch
@@ -146,6 +148,13 @@ def statistic_buffers(specs: dict) -> set[str]:
     return {b["name"] for b in specs["buffers"] if b["owner"] in NORM_OWNERS and b["local"] in STAT_BUFFERS}
 
 
+def value_text(name: str) -> str:
+    """A graph's value ``name`` in a sentence: "the parameter enc.weight", "a constant of the model"."""
+    if name[:2] in ("p:", "b:"):
+        return f"{'the parameter' if name[0] == 'p' else 'the buffer'} {name[2:]}"
+    return "a constant of the model" if name.startswith("c") else "its input" if name.startswith("x") else name
+
+
 def plain_tensor(value, what: str) -> torch.Tensor:
     """``value`` when it is a plain dense CPU tensor (what the wire delivers); GraphError otherwise."""
     if type(value) is not torch.Tensor or value.layout != torch.strided or value.device.type != "cpu" \
@@ -159,6 +168,36 @@ def tensor_words(value: torch.Tensor) -> int:
     number 1, a float64 or int64 number 2, four bools or bytes 1), so packing numbers into wider
     dtypes does not carry more for free."""
     return -(-value.numel() * value.element_size() // 4)
+
+
+def literal_words(value) -> int:
+    """What a literal counts against the constants cap, in 32-bit words: an int in int32's range or
+    a float that float32 holds exactly 1, a wider one 2, a bool 1, a word one per 4 letters."""
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, int):
+        return 1 if -(1 << 31) <= value < (1 << 31) else 2
+    if isinstance(value, float):
+        return 1 if not math.isfinite(value) or struct.unpack("f", struct.pack("f", value))[0] == value else 2
+    if isinstance(value, str):
+        return -(-len(value) // 4)
+    return 0
+
+
+def constant_numbers(plans: list, specs: dict) -> int:
+    """How many numbers (32-bit words, :func:`tensor_words`) the model brings of its
+    own: its buffers that are not normalisation statistics and the constants of ``plans`` (:class:`.graph_schema.Plan`) (each
+    tensor counted once, however many graphs hold it), and every literal of the plans' steps."""
+    stats = statistic_buffers(specs)
+    tensors = [b["value"] for b in specs["buffers"] if b["name"] not in stats]
+    tensors += [t for plan in plans for t in plan.constants.values()]
+    seen = {}
+    for t in tensors:  # the same tensor recorded by several calls counts once
+        data = t.detach().contiguous().view(-1)
+        key = (tuple(t.shape), str(t.dtype), hashlib.blake2b(data.view(torch.uint8).numpy().tobytes()
+                                                              if data.numel() else b"", digest_size=16).hexdigest())
+        seen[key] = tensor_words(t)
+    return sum(seen.values()) + sum(plan.words for plan in plans)
 
 
 def _finite(value) -> bool:

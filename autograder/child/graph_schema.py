@@ -28,22 +28,20 @@ and turned into the :class:`Plan` that :func:`.graphs.run` interprets.
 
 Nothing of the graph becomes code: the plan holds the resolved operators and the arguments as
 values, with :class:`Ref` where a value is read. Every literal the kept steps pass counts against
-the constants cap in 32-bit words (:func:`literal_words`), with the tensors of the model's own
-(:func:`constant_numbers`).
+the constants cap in 32-bit words (:func:`.graph_rules.literal_words`), with the tensors of the model's own
+(:func:`.graph_rules.constant_numbers`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
-import struct
 from typing import NamedTuple
 
 import torch
 
-from .graph_rules import (MAX_NODES, NORM_WRITERS, UNINITIALISED, GraphError, KitOperator, packet_of,
-                          plain_tensor, resolve, statistic_buffers, tensor_words)
+from .graph_rules import (MAX_NODES, NORM_WRITERS, OP_NAME, UNINITIALISED, GraphError, KitOperator,
+                          literal_words, packet_of, plain_tensor, resolve, value_text)
 
 VALUE = re.compile(r"v\d{1,6}(?:\.\d{1,4}){0,2}\Z")
 CONSTANT = re.compile(r"c\d{1,6}\Z")
@@ -99,25 +97,12 @@ class Plan(NamedTuple):
     words: int
 
 
-def literal_words(value) -> int:
-    """What a literal counts against the constants cap, in 32-bit words: an int in int32's range or
-    a float that float32 holds exactly 1, a wider one 2, a bool 1, a word one per 4 letters."""
-    if isinstance(value, bool):
-        return 1
-    if isinstance(value, int):
-        return 1 if -(1 << 31) <= value < (1 << 31) else 2
-    if isinstance(value, float):
-        return 1 if not math.isfinite(value) or struct.unpack("f", struct.pack("f", value))[0] == value else 2
-    if isinstance(value, str):
-        return -(-len(value) // 4)
-    return 0
-
-
 class _Node:
     """The state of one node's validation: its label for messages and the words it counts."""
 
     def __init__(self, node: dict, index: int):
-        self.label = f"node {index} ({str(node.get('op'))[:60]})"
+        op = node.get("op")
+        self.label = f"node {index} ({op})" if isinstance(op, str) and OP_NAME.match(op) else f"node {index}"
         where = node.get("at", "")
         if not isinstance(where, str) or where and not WHERE.match(where):
             raise GraphError(f"{self.label} has a malformed location")
@@ -273,19 +258,12 @@ def _aten_step(op, data: dict, node: _Node, roots: dict, stats: set):
             continue
         allowed = _statistics_write(packet, data["op"], arg, value, given, stats)
         if allowed is None:
-            node.fail(f"writes into {_leaf_text(sorted(targets)[0])} (also through a view or an alias); the "
+            node.fail(f"writes into {value_text(sorted(targets)[0])} (also through a view or an alias); the "
                       f"graph may not change its parameters, buffers, constants or inputs")
         writes.append((where, allowed))
     returns = [r.type.kind() for r in op._schema.returns]
     return tuple(args), kwargs, tuple(writes), _aliased(op, packet, given, refs_of, roots), returns, \
         packet in UNINITIALISED
-
-
-def _leaf_text(name: str) -> str:
-    kinds = {"p": "the parameter", "b": "the buffer"}
-    if name[:2] in ("p:", "b:"):
-        return f"{kinds[name[0]]} {name[2:]}"
-    return "a constant of the model" if name.startswith("c") else "its input"
 
 
 def _kit_step(kit: KitOperator, data: dict, node: _Node, roots: dict):
@@ -364,18 +342,10 @@ def _refs(value, out: set) -> set:
     """The names ``value`` (a step's arguments) reads."""
     if isinstance(value, Ref):
         out.add(value.name)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _refs(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
+    elif isinstance(value, (list, tuple, dict)):
+        for v in value.values() if isinstance(value, dict) else value:
             _refs(v, out)
     return out
-
-
-def _defined(out) -> set:
-    """The names a step's ``out`` defines."""
-    return {out} if isinstance(out, str) else {n for n in out if n} if isinstance(out, list) else set()
 
 
 def _pruned(steps: list, output: str) -> list:
@@ -383,7 +353,8 @@ def _pruned(steps: list, output: str) -> list:
     ``detach`` of saved outputs, dead code); their order is kept."""
     needed, kept = {output}, []
     for step in reversed(steps):
-        if _defined(step.out) & needed or step.mutates:
+        defined = {step.out} if isinstance(step.out, str) else set(step.out or ())
+        if defined & needed or step.mutates:
             kept.append(step)
             needed |= _refs([step.args, step.kwargs], set())
     return kept[::-1]
@@ -398,7 +369,8 @@ def validate(graph, specs_names: tuple[set, set, set], operators=None) -> Plan:
     if not isinstance(graph, dict) or set(graph) != {"inputs", "nodes", "outputs", "constants"}:
         raise GraphError("a graph needs exactly the keys inputs, nodes, outputs and constants")
     inputs, nodes, constants = graph["inputs"], graph["nodes"], graph["constants"]
-    if not isinstance(inputs, list) or not 0 < len(inputs) <= MAX_INPUTS or inputs != [f"x{i}" for i in range(len(inputs))]:
+    if not isinstance(inputs, list) or not 0 < len(inputs) <= MAX_INPUTS or inputs != [f"x{i}" for i in
+                                                                                          range(len(inputs))]:
         raise GraphError("a graph's inputs must be named x0, x1, ...")
     if not isinstance(nodes, list) or not 0 < len(nodes) <= MAX_NODES:
         raise GraphError(f"a graph needs a list of 1 to {MAX_NODES} nodes")
@@ -416,19 +388,3 @@ def validate(graph, specs_names: tuple[set, set, set], operators=None) -> Plan:
     statistics = tuple(sorted({leaf for s in steps for _, leaf in s.writes if leaf}))
     return Plan(tuple(inputs), tuple(steps), output, leaves, {k: v for k, v in constants.items() if k in read},
                 statistics, sum(s.words for s in steps))
-
-
-def constant_numbers(plans: list[Plan], specs: dict) -> int:
-    """How many numbers (32-bit words, :func:`.graph_rules.tensor_words`) the model brings of its
-    own: its buffers that are not normalisation statistics and the constants of ``plans`` (each
-    tensor counted once, however many graphs hold it), and every literal of the plans' steps."""
-    stats = statistic_buffers(specs)
-    tensors = [b["value"] for b in specs["buffers"] if b["name"] not in stats]
-    tensors += [t for plan in plans for t in plan.constants.values()]
-    seen = {}
-    for t in tensors:  # the same tensor recorded by several calls counts once
-        data = t.detach().contiguous().view(-1)
-        key = (tuple(t.shape), str(t.dtype), hashlib.blake2b(data.view(torch.uint8).numpy().tobytes()
-                                                              if data.numel() else b"", digest_size=16).hexdigest())
-        seen[key] = tensor_words(t)
-    return sum(seen.values()) + sum(plan.words for plan in plans)

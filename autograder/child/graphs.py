@@ -7,20 +7,37 @@ measure the graded model. Instead:
    ``forward``) on an input the grader chose and records every ATen operator it executes, with
    its arguments, as plain data (a *graph*: a node list, the model's parameter specs and the
    tensors that are neither parameters nor inputs, its *constants*). Python control flow is
-   evaluated while recording (a range check on token ids raises or not, a loop unrolls), so the
-   graph is the computation for inputs of that shape: fixed before any training data exists;
+   evaluated while recording (a range check on token ids raises or not, a loop unrolls; a
+   scalar read off a tensor or a shape becomes a literal), so the graph is the computation for
+   inputs of that shape: fixed before any training data exists;
 2. in a child that imports no student file (:func:`autograder.checks.training.trusted_process`),
-   :func:`check` refuses operators outside :data:`ALLOWED_OPS`, writes into parameters, and
-   constants above a size cap; :func:`initial_values` re-draws every parameter from the grader's
-   seed by the rule of the layer type that owns it (the student's initial values are never
-   used, so nothing prepared offline survives), and the kit's own loop trains and evaluates
-   the graph by calling the recorded operators eagerly (:func:`run`; autograd differentiates
-   them as it does any eager code).
+   :func:`check` validates the whole graph as data against each operator's schema before any
+   of it runs (:mod:`.graph_schema`: the allow-list, argument names and value types, references
+   only to values defined before, no write into anything that may alias a parameter, buffer,
+   constant or input) and returns a :class:`Plan`; :func:`initial_values` re-draws every
+   parameter from the grader's seed by the rule of the layer type that owns it (the student's
+   initial values are never used, so nothing prepared offline survives), and the kit's own
+   loop trains and evaluates the plan with :func:`run`: a fixed loop that calls each resolved
+   operator on the values it names (autograd differentiates them as it does any eager code).
+   Nothing of a graph is turned into code: no source is generated, compiled or executed.
 
-What a graph can carry is only what it computes: its constants are bounded (a codec's basis, or
-weights trained offline, do not fit), its parameters start from the grader's draw, and every
-figure that earns points is computed from it by the kit. This file is copied into the child's
-sandbox, so it imports only the standard library and torch.
+Every call of :func:`run` starts from fresh copies of the parameters, buffers, constants and
+inputs; writes into them are refused by storage as well. The one state a call leaves is what the
+kit commits: the normalisation statistics the operators update in the call's copies, after a
+training step only. What a graph can carry is only what it computes: its constants and every
+literal of its arguments count against a cap (in 32-bit words), its parameters start from the
+grader's draw, and every figure that earns points is computed from it by the kit.
+
+**Trusted extra operators.** A caller may let graphs name operators of its own, implemented in
+the trusted process (a reference component's forward, say): pass ``operators={"tkit.<name>":
+KitOperator(call, validate)}`` to :func:`check` (or to :func:`.graph_training.prepare` and the
+``train_*`` functions). A node ``{"op": "tkit.<name>", "args": [...], "kwargs": {...}, "out":
+name}`` is then validated generically (plain values, references defined before, lowercase
+keyword names; every literal counted) and by ``validate(args, kwargs)``, and run as
+``call(*args, **kwargs)`` with its references resolved; its results are treated as aliasing the
+tensors it received. The loop itself does not change.
+
+This file is copied into the child's sandbox, so it imports only the standard library and torch.
 """
 
 from __future__ import annotations
@@ -33,9 +50,9 @@ from typing import Mapping
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, GraphError, KitOperator, check_specs, describe,
-                          initial_values, resolve, statistic_buffers)
-from .graph_schema import Plan, Ref, Step, constant_numbers, validate
+from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, GraphError, KitOperator, check_specs, constant_numbers,
+                          describe, initial_values, resolve, statistic_buffers, value_text)
+from .graph_schema import Plan, Ref, Step, validate
 
 # the rules are re-exported: callers use one module for graphs
 __all__ = ["ALLOWED_OPS", "GraphError", "KitOperator", "Plan", "capture", "check", "constant_numbers", "describe",
@@ -238,7 +255,8 @@ def _guard(step: Step, args: list, kwargs: dict, owners: dict) -> None:
         for ptr in _storages(target):
             owner = owners.get(ptr)
             if owner is not None and owner != allowed:
-                raise GraphError(f"{step.op} writes into the memory of {owner} during the call{step.at}")
+                raise GraphError(f"{step.op} writes into the memory of {value_text(owner)} (through an alias); "
+                                 f"the graph may not change its parameters, buffers, constants or inputs{step.at}")
 
 
 def run(plan: Plan, values: dict, inputs: list, commit: dict | None = None):
