@@ -220,10 +220,10 @@ def check_specs(specs) -> tuple[set[str], set[str], set[str]]:
     """Check the parameter specs a capture sent (:func:`.graphs.param_specs`) and return ``(the
     parameter names, the buffer names, the statistics buffers)``. GraphError for anything else
     than that schema: unknown or missing keys, a name that is not ``p:``/``b:`` and a dotted path,
-    a name twice, a ``local`` that is not the name's last part, a shape that is not a list of
-    non-negative ints, a dtype that is not floating point, a spread or constant that is not a
-    finite number, a buffer value that is not a plain tensor, more than :data:`MAX_ENTRIES`
-    entries or :data:`MAX_PARAM_NUMBERS` parameter numbers."""
+    a path twice (a buffer named as a parameter included), a ``local`` that is not the name's last
+    part, a shape that is not a list of non-negative ints, a dtype that is not floating point, a
+    spread or constant that is not a finite number, a buffer value that is not a plain tensor,
+    more than :data:`MAX_ENTRIES` entries or :data:`MAX_PARAM_NUMBERS` parameter numbers."""
     if not isinstance(specs, dict) or set(specs) != {"params", "buffers"} or not isinstance(specs["params"], list) \
             or not isinstance(specs["buffers"], list):
         raise GraphError("the parameter specs are not {'params': [...], 'buffers': [...]}")
@@ -235,12 +235,12 @@ def check_specs(specs) -> tuple[set[str], set[str], set[str]]:
     for entry, prefix, keys in [(e, "p:", PARAM_KEYS) for e in specs["params"]] + \
                                [(e, "b:", BUFFER_KEYS) for e in specs["buffers"]]:
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or not FQN.match(name) or not name.startswith(prefix) or name in names:
+        if not isinstance(name, str) or not FQN.match(name) or not name.startswith(prefix) or name[2:] in names:
             raise GraphError(f"a parameter or buffer spec has a malformed or repeated name: {str(name)[:80]!r}")
         if set(entry) != keys or entry["local"] != name.rpartition(".")[2].removeprefix(prefix) \
                 or not isinstance(entry["owner"], str) or not re.fullmatch(r"[A-Za-z0-9_]{0,64}", entry["owner"]):
             raise GraphError(f"the spec of {name[2:]} is malformed")
-        names.add(name)
+        names.add(name[2:])  # a buffer may not take a parameter's place (the trained state is by path)
         if prefix == "p:":
             _check_param(entry)
         else:
@@ -248,7 +248,7 @@ def check_specs(specs) -> tuple[set[str], set[str], set[str]]:
     if sum(math.prod(p["shape"]) for p in specs["params"]) > MAX_PARAM_NUMBERS:
         raise GraphError(f"the model's parameters hold more than {MAX_PARAM_NUMBERS} numbers")
     params = {p["name"] for p in specs["params"]}
-    return params, names - params, statistic_buffers(specs)
+    return params, {b["name"] for b in specs["buffers"]}, statistic_buffers(specs)
 
 
 def _uniform_fan_in(shape: list[int], generator: torch.Generator, fan_shape: list[int] | None = None):
