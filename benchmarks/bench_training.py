@@ -210,8 +210,9 @@ def interpreter(runs: int, seed: int) -> None:
     for name, job in jobs.items():
         times: dict[str, list] = {"interpreter": [], "fx": []}
         results = {}
-        for _ in range(runs):
-            for label, runner in (("interpreter", kit_run), ("fx", fx_run)):
+        for k in range(runs):
+            order = (("interpreter", kit_run), ("fx", fx_run))
+            for label, runner in order if k % 2 == 0 else order[::-1]:  # each goes first in turn
                 graphs.run = runner
                 try:
                     t0 = time.monotonic()
