@@ -5,7 +5,7 @@ above its honest twin, the same model without the attack.
 The attacks' sources are in ``tests/attacks/training_graphs`` (graded here, not by the sandbox's
 batch: their names are not exercise names): keyword names carrying code and weights written
 into every parameter through views (Transformer, suffixes of a context-free twin), digits carried
-past the bottleneck in a statistics buffer, and a decoder written as 5,000 Python numbers
+past the bottleneck in a statistics buffer, and a decoder written as 600 Python numbers
 (AutoEncoder). Forged recordings are graded in this process, through the trusted trainer's own
 entry (:func:`autograder.child.tasks.train_transformer_graph`): a node reading a value defined
 after it, an output defined twice, a buffer in a parameter's place, every parameter's numbers
@@ -64,7 +64,7 @@ def test_transformer_graph_attacks_score_nothing_above_their_twin(tmp_path):
 def autoencoder_impl(tmp_path: Path, name: str, twin: bool):
     source = (ATTACKS / f"{name}.py").read_text(encoding="utf-8")
     if twin:
-        source = source.replace("CHANNEL = True", "CHANNEL = False").replace("SCALARS = 5000", "SCALARS = 0")
+        source = source.replace("CHANNEL = True", "CHANNEL = False").replace("SCALARS = 600", "SCALARS = 0")
     folder = tmp_path / f"{name}-{'twin' if twin else 'attack'}"
     folder.mkdir()
     (folder / "autoencoder.py").write_text(source, encoding="utf-8")
