@@ -3,6 +3,9 @@
 - :mod:`.runner`: the child: imports the submission's modules and answers the parent's requests;
 - :mod:`.wire`: the wire format (plain data and plain tensors, never pickles);
 - :mod:`.tasks`: kit-provided routines run on the student's objects (the training loops);
+- :mod:`.graphs`, :mod:`.graph_rules`, :mod:`.graph_schema`, :mod:`.graph_training`: a model
+  recorded as a graph of ATen operators (plain data), validated against the operators' schemas
+  and interpreted by the training checks' trusted child, which trains and measures it;
 - :mod:`.zygote_child`: the fork server that imported torch once and forks each child;
 - :mod:`.jail`: namespaces, the private root and the privilege drop (Linux);
 - :mod:`.hugepages`: the zygote's memory on huge pages, so forks stay cheap.
