@@ -72,6 +72,20 @@ class Sdpa(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+class TiedEmbedding(nn.Module):
+    """The output projection shares the embedding's weight (weight tying)."""
+
+    def __init__(self, vocab=11, d=8):
+        super().__init__()
+        self.embed, self.out = nn.Embedding(vocab, d), nn.Linear(d, vocab)
+        self.out.weight = self.embed.weight
+
+    def forward(self, ids):
+        h = self.embed(ids) * math.sqrt(self.embed.embedding_dim)
+        h += torch.ones_like(h)  # in place on a value it computed
+        return self.out(torch.relu_(h))
+
+
 VARIANTS = {
     "sequential_conv_batchnorm_maxpool_upsample": (lambda: nn.Sequential(
         nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
@@ -83,6 +97,7 @@ VARIANTS = {
         *[nn.Sequential(nn.Linear(6, 6), HandLayerNorm(6), nn.GELU()) for _ in range(3)]), (torch.randn(4, 6),)),
     "einsum_attention_with_causal_mask": (EinsumAttention, (torch.randn(2, 5, 8),)),
     "scaled_dot_product_attention": (Sdpa, (torch.randn(2, 5, 8),)),
+    "tied_embedding_and_output_with_in_place_operators": (TiedEmbedding, (torch.randint(0, 11, (2, 5)),)),
     "embedding_and_transformer_encoder_layer": (lambda: nn.Sequential(
         nn.Embedding(11, 8), nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)),
         (torch.randint(0, 11, (2, 5)),)),
