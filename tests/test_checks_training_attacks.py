@@ -14,6 +14,7 @@ is ``benchmarks/bench_training.py --table``).
 import base64
 import io
 import os
+import re
 import shutil
 import zlib
 from pathlib import Path
@@ -372,7 +373,8 @@ ConvAutoEncoder.encode, ConvAutoEncoder.decode = _lookup_encode, _lookup_decode
     assert len(trained) == 3
     for test in trained:  # plain words, no assertion introspection
         assert "assert " not in test["output"] and "+  where" not in test["output"], test["output"]
-        assert "392000 numbers of its own" in test["output"], test["output"]
+        counted = re.search(r"(\d+) numbers of its own", test["output"])
+        assert counted and int(counted.group(1)) >= 392_000, test["output"]  # the table, and the literals
 
 
 # -- fairness and feedback ---------------------------------------------------------------------------

@@ -147,7 +147,8 @@ def test_honest_argument_forms_pass():
              device=torch.device("cpu")),
         node("aten.mul.Tensor", ref("x0"), 2.0, out="v1"),
         node("aten.max_pool2d.default", ref("v1"), 1, out="v2"),
-        node("aten.add.Tensor", ref("v2"), ref("p:w"), out="v3", alpha=0.5),
+        node("aten.slice.Tensor", ref("v2"), 2, 0, sys.maxsize, out="v5"),  # x[..., 0:]
+        node("aten.add.Tensor", ref("v5"), ref("p:w"), out="v3", alpha=0.5),
         node("aten.maximum.default", ref("v3"), ref("v0"), out="v4"))
     plan = graphs.check(honest, SPECS)
     x = torch.randn(1, 2, 3)

@@ -50,7 +50,7 @@ WORD = re.compile(r"[a-z_]{1,24}\Z")   # a string argument: gelu's approximate, 
 NODE_KEYS = frozenset({"op", "args", "kwargs", "out", "ng", "at"})
 MAX_INPUTS = 8
 MAX_LIST = 1024
-MAX_INT = 1 << 40
+MAX_INT = (1 << 63) - 1   # int64: an open slice's end is sys.maxsize
 ENUMS = {"contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "strided"}
 # operators that may return an input as it is (or share its memory) without the schema saying so
 MAY_ALIAS = frozenset({"_unsafe_view", "lift", "type_as"})
@@ -129,7 +129,7 @@ def _number(value, node: _Node, what: str, ints: bool = True, floats: bool = Tru
         node.words += 1
         return float(value["#f"])
     kind = type(value)
-    if kind is bool and bools or kind is int and (ints or floats) and abs(value) <= MAX_INT \
+    if kind is bool and bools or kind is int and (ints or floats) and -MAX_INT - 1 <= value <= MAX_INT \
             or kind is float and floats and math.isfinite(value):
         node.words += literal_words(value)
         return value
