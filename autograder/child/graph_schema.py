@@ -67,7 +67,9 @@ class Step(NamedTuple):
     ``out``: the names its results get (a str, a list, or None for a non-tensor result);
     ``no_grad``: recorded under ``torch.no_grad``; ``zero``: an uninitialised factory, zeroed;
     ``writes``: ``(position or keyword, the buffer it may write or None)`` for each argument it
-    writes, checked by storage at run time; ``mutates``: it writes anything (kept by pruning)."""
+    writes, checked by storage at run time; ``mutates``: it writes anything (kept by pruning);
+    ``slots``: ``(position, name)`` of each argument that is a reference, when no reference sits
+    deeper (in a list or a keyword), else None (the interpreter's fast path)."""
 
     op: str
     call: object
@@ -80,6 +82,7 @@ class Step(NamedTuple):
     mutates: bool
     at: str
     words: int
+    slots: tuple | None
 
 
 class Plan(NamedTuple):
@@ -334,8 +337,10 @@ def _step(data, index: int, roots: dict, stats: set, operators) -> Step:
         mutates = bool(writes)
     out = _bind_out(data["out"], returns, node, roots, aliased)
     call = op.call if isinstance(op, KitOperator) else op
+    deep = _refs([[a for a in args if not isinstance(a, Ref)], kwargs], set())
+    slots = None if deep else tuple((i, a.name) for i, a in enumerate(args) if isinstance(a, Ref))
     return Step(data["op"], call, args, kwargs, out, bool(data.get("ng", False)), zero, writes, mutates,
-                node.at, node.words)
+                node.at, node.words, slots)
 
 
 def _refs(value, out: set) -> set:

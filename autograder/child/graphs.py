@@ -276,19 +276,27 @@ def run(plan: Plan, values: dict, inputs: list, commit: dict | None = None):
     env.update((name, x.clone()) for name, x in zip(plan.inputs, inputs))
     owners = {ptr: name for name, t in env.items() for ptr in _storages(t) if ptr}
     for step in plan.steps:
-        args = [_fill(v, env) for v in step.args]
-        kwargs = {k: _fill(v, env) for k, v in step.kwargs.items()} if step.kwargs else {}
-        if step.writes:
-            _guard(step, args, kwargs, owners)
-        if step.no_grad:
-            with torch.no_grad():
-                out = step.call(*args, **kwargs)
+        _, call, args, kwargs, out_name, no_grad, zero, writes, _, _, _, slots = step
+        if slots is not None:  # references at the top level only: no walk through the arguments
+            args = list(args)
+            for i, name in slots:
+                args[i] = env[name]
         else:
-            out = step.call(*args, **kwargs)
-        if step.zero:
+            args, kwargs = [_fill(v, env) for v in args], {k: _fill(v, env) for k, v in kwargs.items()}
+        if writes:
+            _guard(step, args, kwargs, owners)
+        if no_grad:
+            with torch.no_grad():
+                out = call(*args, **kwargs)
+        else:
+            out = call(*args, **kwargs)
+        if zero:
             with torch.no_grad():
                 out.zero_()
-        _bind(step.out, out, env, step)
+        if type(out_name) is str and type(out) is torch.Tensor:
+            env[out_name] = out
+        else:
+            _bind(out_name, out, env, step)
     if commit is not None:
         with torch.no_grad():
             for name in plan.statistics:
