@@ -23,13 +23,21 @@ accuracy and an untrained reference.
 ``--parts``: what recording the model in the student's child, starting the trusted child and
 training there cost, for the reference (wall seconds, real children).
 
+``--interpreter``: the kit's graph interpreter (:func:`autograder.child.graphs.run`: a loop over
+the validated steps, fresh copies of the state per call) against the torch.fx replay it replaced
+(generated Python calling the same operators on the state as it is, rebuilt here from the same
+validated plan, for this comparison only), both training the reference's recorded AutoEncoder
+and Transformer with the grading budgets in this process, alternating ``--runs`` times (medians).
+
     python benchmarks/bench_training.py --cost --runs 3
     python benchmarks/bench_training.py --table --seeds 5
+    python benchmarks/bench_training.py --interpreter --runs 3
 """
 
 from __future__ import annotations
 
 import argparse
+import operator
 import statistics
 import subprocess
 import sys
@@ -124,6 +132,100 @@ def parts(seed: int) -> None:
         impl.close()
 
 
+def fx_run(plan, values: dict, inputs: list, commit=None):
+    """The replay the interpreter replaced: ``plan``'s steps as a ``torch.fx`` module (built once
+    per plan), called on ``values`` as they are (no copies; statistics written in place)."""
+    import torch.fx
+
+    from autograder.child.graph_schema import Ref
+
+    cache = fx_run.__dict__.setdefault("modules", {})
+    if id(plan) not in cache:
+        graph, nodes, leaves = torch.fx.Graph(), {}, []
+
+        def node_of(name):
+            if name not in nodes:
+                leaves.append(name)
+                nodes[name] = graph.placeholder(f"a{len(leaves)}")
+            return nodes[name]
+
+        def convert(value):
+            if isinstance(value, Ref):
+                return node_of(value.name)
+            return [convert(v) for v in value] if isinstance(value, list) else value
+
+        def bind(names, out):
+            if isinstance(names, str):
+                nodes[names] = out
+            elif isinstance(names, list):
+                for i, name in enumerate(names):
+                    if name is not None:
+                        bind(name, graph.call_function(operator.getitem, (out, i)))
+
+        for name in plan.inputs:
+            node_of(name)
+        for step in plan.steps:
+            args, kwargs = tuple(convert(v) for v in step.args), {k: convert(v) for k, v in step.kwargs.items()}
+            out = graph.call_function(_no_grad_call, (step.call, args, kwargs)) if step.no_grad else \
+                graph.call_function(step.call, args, kwargs)
+            if step.zero:
+                out = graph.call_function(_zeroed, (out,))
+            bind(step.out, out)
+        graph.output(nodes[plan.output])
+        cache[id(plan)] = (torch.fx.GraphModule(torch.nn.Module(), graph), leaves, plan)
+    module, leaves, _ = cache[id(plan)]
+    local = {**values, **plan.constants, **dict(zip(plan.inputs, inputs))}
+    return module(*[local[name] for name in leaves])
+
+
+def _no_grad_call(op, args, kwargs):
+    with torch.no_grad():
+        return op(*args, **kwargs)
+
+
+def _zeroed(tensor):
+    with torch.no_grad():
+        return tensor.zero_()
+
+
+def interpreter(runs: int, seed: int) -> None:
+    """Print the wall seconds of the kit's training of the reference's recorded graphs with the
+    interpreter and with the fx replay, alternating (medians of ``runs``)."""
+    from autograder.child import graph_training, graphs, tasks
+
+    ref = implementations.reference()
+    budget, tb = training.AE, tt.TF
+    split = training.draw_digits(budget, None, seed)
+    ae = tasks.run("capture_autoencoder", ref.autoencoder, budget.latent_dim, *training.capture_inputs(budget, seed),
+                   budget.seed)
+    tf = tasks.run("capture_transformer", ref.transformer, tb.config(), *tt.capture_inputs(tb, seed), tb.seed)
+    src, tgt, held_src, _ = tt.draw_task(tb, seed)
+    jobs = {"autoencoder": lambda: graph_training.train_autoencoder(
+                ae, split.train_images, split.heldout_images, budget.latent_dim, budget.epochs, budget.lr,
+                budget.batch_size, 1, budget.max_constants, budget.z_noise)["after"],
+            "transformer": lambda: graph_training.train_transformer(
+                tf, src, tgt, held_src, tb.vocab, tb.steps, tb.batch_size, tb.lr, tb.warmup, 1, tt.PAD, tt.BOS,
+                tt.EOS, tb.max_constants)["generated"]}
+    kit_run = graphs.run
+    for name, job in jobs.items():
+        times: dict[str, list] = {"interpreter": [], "fx": []}
+        results = {}
+        for k in range(runs):
+            order = (("interpreter", kit_run), ("fx", fx_run))
+            for label, runner in order if k % 2 == 0 else order[::-1]:  # each goes first in turn
+                graphs.run = runner
+                try:
+                    t0 = time.monotonic()
+                    results[label] = job()
+                    times[label].append(time.monotonic() - t0)
+                finally:
+                    graphs.run = kit_run
+        same = torch.equal(results["interpreter"], results["fx"])
+        i, f = statistics.median(times["interpreter"]), statistics.median(times["fx"])
+        print(f"interpreter: {name} training + measure {i:.2f} s with the interpreter, {f:.2f} s with the fx "
+              f"replay: ratio {i / f:.3f} (medians of {runs}, alternating; same outputs: {same})", flush=True)
+
+
 def load(folder: Path):
     """The submission in ``folder`` as a trusted in-process implementation."""
     sources = {p.stem: p.read_text(encoding="utf-8") for p in folder.glob("*.py")}
@@ -191,6 +293,7 @@ def main(argv=None) -> int:
     parser.add_argument("--table", action="store_true", help="the six architectures' fairness table")
     parser.add_argument("--mutants", action="store_true", help="the credit of the reference and the mutants")
     parser.add_argument("--parts", action="store_true", help="what recording, the trusted child and training cost")
+    parser.add_argument("--interpreter", action="store_true", help="the graph interpreter against the fx replay")
     parser.add_argument("--runs", type=int, default=3, help="side-by-side repetitions of --cost")
     parser.add_argument("--seeds", type=int, default=5, help="run seeds of --table")
     parser.add_argument("--full", action="store_true", help="--table: every seed with every transform")
@@ -198,7 +301,7 @@ def main(argv=None) -> int:
                         help="--table: only this folder of tests/data/autoencoders (repeatable)")
     parser.add_argument("--seed", type=int, default=1, help="the run seed of --cost and --mutants")
     args = parser.parse_args(argv)
-    everything = not (args.cost or args.table or args.mutants or args.parts)
+    everything = not (args.cost or args.table or args.mutants or args.parts or args.interpreter)
     torch.set_num_threads(1)  # as in the grading child
     if args.cost or everything:
         cost(args.runs, args.seed)
@@ -206,6 +309,8 @@ def main(argv=None) -> int:
         parts(args.seed)
     if args.mutants or everything:
         mutants(args.seed)
+    if args.interpreter or everything:
+        interpreter(args.runs, args.seed)
     if args.table or everything:
         table(args.seeds, args.full, args.architecture)
     return 0

@@ -49,7 +49,8 @@ class ConvAutoEncoder(nn.Module):
     mean squared error; and measures ``decode`` of a slightly noisy, bfloat16-rounded ``z``. A
     Python ``if`` on tensor values is evaluated once, while recording (use ``torch.where`` to
     compute by value); the module's own constants (buffers other than BatchNorm statistics, tensors
-    made outside its methods) may hold at most 1,024 numbers.
+    made outside its methods, numbers in operator arguments) may hold at most 1,024 32-bit words,
+    and a recorded call may not write into the module's parameters, buffers or inputs.
     (학습 채점: 채점기는 encode/decode 한 번의 계산을 ATen 연산으로 기록하고, 매개변수를 새로 뽑아 자신의
     Adam 루프로 학습한 뒤, 약간의 잡음을 더하고 bfloat16 으로 반올림한 ``z`` 로 decode 를 잽니다.)
 

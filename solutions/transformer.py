@@ -64,8 +64,9 @@ class Transformer(nn.Module):
     eval mode, on sequences it picks, at its batch and sequence lengths) as the ATen operators it
     runs, re-draws the parameters and trains that recording with its own loop. A Python ``if`` on
     tensor values is evaluated once, while recording (a range check that raises is fine; to compute
-    differently by value, use ``torch.where``); the module's own constants (buffers and tensors
-    made outside its methods) may hold at most 65,536 numbers.
+    differently by value, use ``torch.where``); the module's own constants (buffers, tensors made
+    outside its methods, numbers in operator arguments) may hold at most 16,384 32-bit words, and
+    a recorded call may not write into the module's parameters, buffers or inputs.
     (학습 채점: 채점기는 ``forward`` 한 번의 계산을 ATen 연산으로 기록하고 매개변수를 새로 뽑아 자신의
     루프로 학습합니다. 텐서 값에 대한 Python ``if`` 는 기록할 때 한 번만 평가됩니다.)
 

@@ -14,6 +14,7 @@ is ``benchmarks/bench_training.py --table``).
 import base64
 import io
 import os
+import re
 import shutil
 import zlib
 from pathlib import Path
@@ -110,12 +111,12 @@ def plain_reversal():
 
 def baked(graph: dict, weights: dict) -> dict:
     """``graph`` with every parameter reference replaced by a constant holding ``weights``."""
-    constants = dict(graph["constants"])
+    constants, keys = dict(graph["constants"]), {}
 
     def swap(value):
         if isinstance(value, dict):
             if set(value) == {"@"} and value["@"].startswith("p:"):
-                key = "k" + value["@"][2:]
+                key = keys.setdefault(value["@"], f"c{len(graph['constants']) + len(keys)}")
                 constants[key] = weights[value["@"][2:]].clone()
                 return {"@": key}
             return {k: swap(v) for k, v in value.items()}
@@ -130,9 +131,10 @@ def baked(graph: dict, weights: dict) -> dict:
 @pytest.mark.slow
 def test_a_forged_graph_with_weights_trained_offline_scores_nothing(tmp_path, one_thread, plain_reversal):
     """The stub's module replaces the kit's capture routine: it sends graphs of a reversal model
-    whose trained weights are constants. The kit trains nothing (no parameter reaches the output),
-    the weights know plain reversal, not this run's secret code, and the reference carrying the
-    trained (= freshly drawn) parameters decodes nothing."""
+    whose trained weights are constants. Their 43,722 numbers are over the constants cap; below
+    it, the kit would train nothing (no parameter reaches the output), the weights know plain
+    reversal, not this run's secret code, and the reference carrying the trained (= freshly
+    drawn) parameters would decode nothing."""
     captured, weights = plain_reversal
     forged = {"specs": captured["specs"], "train": baked(captured["train"], weights),
               "eval": baked(captured["eval"], weights)}
@@ -371,7 +373,8 @@ ConvAutoEncoder.encode, ConvAutoEncoder.decode = _lookup_encode, _lookup_decode
     assert len(trained) == 3
     for test in trained:  # plain words, no assertion introspection
         assert "assert " not in test["output"] and "+  where" not in test["output"], test["output"]
-        assert "392000 numbers of its own" in test["output"], test["output"]
+        counted = re.search(r"(\d+) numbers of its own", test["output"])
+        assert counted and int(counted.group(1)) >= 392_000, test["output"]  # the table, and the literals
 
 
 # -- fairness and feedback ---------------------------------------------------------------------------

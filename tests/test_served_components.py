@@ -162,13 +162,13 @@ def test_a_recording_holds_one_node_per_served_call_and_trains(hybrid, ref):
         src, tgt, held_src, _ = transformer_training.draw_task(budget, 1)
         out = graph_training.train_transformer(captured, src, tgt, held_src, budget.vocab, budget.steps,
                                                budget.batch_size, budget.lr, budget.warmup, 5, 0, 1, 2,
-                                               budget.max_constants, tuple(exercises.get("transformer").depends))
+                                               budget.max_constants, components=tuple(exercises.get("transformer").depends))
     finally:
         sys.path.remove(str(REPO / "solutions"))
     assert out["losses"][-1] < 0.8 * out["losses"][0]
     with pytest.raises(Exception, match="not a component served here"):
         graph_training.train_transformer(captured, src, tgt, held_src, budget.vocab, 2, budget.batch_size,
-                                         budget.lr, 0, 5, 0, 1, 2, budget.max_constants, ("masks",))
+                                         budget.lr, 0, 5, 0, 1, 2, budget.max_constants, components=("masks",))
 
 
 def test_callbacks_outside_what_is_served_are_refused(hybrid):
@@ -256,3 +256,38 @@ def _reference_folder(folder: Path) -> Path:
     for name in exercises.NAMES:
         shutil.copyfile(REPO / "solutions" / f"{name}.py", folder / f"{name}.py")
     return folder
+
+
+def test_a_recorded_component_node_becomes_one_trusted_operator_with_fresh_outputs():
+    """The trusted trainer rewrites a ``tkit.component`` node as an operator of its own whose
+    outputs are new memory (a later in-place write into them touches no parameter: allowed),
+    and refuses a node whose argument template carries anything :func:`components.template`
+    does not write (an extra key, a string of code)."""
+    from autograder.child import component_calls, graphs
+
+    sys.path.insert(0, str(REPO / "solutions"))
+    try:
+        allowed = component_calls.listing(("attention",))
+        call = {"op": "tkit.component", "component": "attention.scaled_dot_product_attention", "init": None,
+                "path": "", "method": None, "state": {}, "training": None,
+                "args": {"t": "tuple", "v": [{"@": "x0"}, {"@": "x0"}, {"@": "x0"}]},
+                "kwargs": {"t": "dict", "v": []}, "out": ["v0.0", "v0.1"]}
+        scale = {"op": "aten.mul_.Tensor", "args": [{"@": "v0.0"}, {"@": "p:w"}], "kwargs": {}, "out": "v1"}
+        graph = {"inputs": ["x0"], "nodes": [call, scale], "outputs": {"@": "v1"}, "constants": {}}
+        specs = {"params": [{"name": "p:w", "shape": [4], "dtype": "float32", "owner": "", "local": "w",
+                             "std": 1.0, "constant": None}], "buffers": []}
+        rewritten, operators = component_calls.kit_operators(graph, allowed, graphs.KitOperator, "train")
+        assert list(operators) == ["tkit.train.c0"] and rewritten["nodes"][0]["args"] == [{"@": "x0"}] * 3
+        plan = graphs.check(rewritten, specs, operators)
+        x = torch.randn(2, 3, 4)
+        out = graphs.run(plan, {"p:w": torch.ones(4)}, [x])
+        import attention as reference_attention   # noqa: E402  (the reference, on the path above)
+
+        torch.testing.assert_close(out, reference_attention.scaled_dot_product_attention(x, x, x)[0])
+        for bad in ({**call, "kwargs": {"t": "dict", "v": [], "alpha=1); print('owned')#": 1}},
+                    {**call, "args": {"t": "tuple", "v": ["__import__('os')" * 10]}}):
+            with pytest.raises(component_calls.ComponentError, match="not a plain argument template"):
+                component_calls.kit_operators({**graph, "nodes": [bad, scale]}, allowed, graphs.KitOperator, "t")
+    finally:
+        sys.path.remove(str(REPO / "solutions"))
+        sys.modules.pop("attention", None)

@@ -12,8 +12,11 @@ Transformer's training check, built the same way, is :mod:`autograder.checks.tra
    receives a training or held-out digit; the kit's routine there may be replaced by the
    student's module, so what it sends is only ever a graph;
 2. a child whose submission folder is empty (:func:`autograder.checks.training.trusted_process`)
-   checks the graphs (allow-listed operators, no writes into parameters, at most
-   ``max_constants`` numbers of the model's own), re-draws every parameter from the run's secret
+   validates the graphs as data against their operators' schemas (allow-listed operators, no
+   write into anything that may alias a parameter, buffer, constant or input, at most
+   ``max_constants`` 32-bit words of the model's own constants and literals) and interprets
+   them, each call on fresh copies of the state (:mod:`autograder.child.graph_schema`,
+   :func:`autograder.child.graphs.run`), re-draws every parameter from the run's secret
    seed (the student's initial values are never used), trains with the kit's Adam loop on the
    mean squared error, and reconstructs the held-out digits through the eval-mode graphs, with
    ``z`` perturbed by ``z_noise`` times its per-dimension spread and rounded to bfloat16, both
@@ -114,7 +117,7 @@ class AutoencoderBudget:
     full_credit_mse: float = 0.035
     learns_mse: float = 0.055
     learned_ratio: float = 0.75     # an untrained model scores >= 0.067 (a constant image)
-    max_constants: int = 1024       # numbers a model may bring of its own (see graphs.constant_numbers)
+    max_constants: int = 1024       # 32-bit words a model may bring of its own (graphs.constant_numbers)
     z_noise: float = 0.15           # noise on z between encode and decode (graph_training.perturbed)
     reference_mse: float = 0.025
     constant_mse: float = 0.067     # the best constant image (the mean digit), for feedback

@@ -7,6 +7,9 @@
   proxy modules whose calls go to the parent through one operator (``tkit::component``);
   :mod:`.component_calls`: their trusted side (the component server, a recorded graph's
   component nodes), run only where no student code runs;
+- :mod:`.graphs`, :mod:`.graph_rules`, :mod:`.graph_schema`, :mod:`.graph_training`: a model
+  recorded as a graph of ATen operators (plain data), validated against the operators' schemas
+  and interpreted by the training checks' trusted child, which trains and measures it;
 - :mod:`.zygote_child`: the fork server that imported torch once and forks each child;
 - :mod:`.jail`: namespaces, the private root and the privilege drop (Linux);
 - :mod:`.hugepages`: the zygote's memory on huge pages, so forks stay cheap.

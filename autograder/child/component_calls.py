@@ -271,6 +271,44 @@ def check_node(node: dict, allowed: dict) -> None:
         raise ComponentError("malformed train/eval flags")
     if not isinstance(node.get("out"), list):
         raise ComponentError("a component node's outputs must be a list")
+    budget = [MAX_TEMPLATE_ITEMS]
+    for part in ("args", "kwargs"):
+        if not _template_ok(node.get(part), budget, 0):
+            raise ComponentError(f"a component node's {part} are not a plain argument template")
+
+
+MAX_TEMPLATE_ITEMS = 256   # values in one recorded component call's arguments
+_SCALAR_TAGS = {"float": {"nan", "inf", "-inf"}, "dtype": None, "device": None}
+
+
+def _template_ok(tmpl, budget: list, depth: int) -> bool:
+    """``tmpl`` is exactly what :func:`.components.template` writes (tensor records as the
+    recorder's ``{"@": name}``): tagged tuples, lists and dicts, plain scalars, short strings;
+    nothing else, not one key more, at most :data:`MAX_TEMPLATE_ITEMS` values in all."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 16:
+        return False
+    if tmpl is None or type(tmpl) in (bool, int, float):
+        return not (type(tmpl) is int and abs(tmpl) > 2 ** 63)
+    if type(tmpl) is str:
+        return len(tmpl) <= 64
+    if not isinstance(tmpl, dict):
+        return False
+    if _is_ref(tmpl):
+        return True
+    if set(tmpl) != {"t", "v"}:
+        return False
+    tag, items = tmpl["t"], tmpl["v"]
+    if tag in ("tuple", "list"):
+        return isinstance(items, list) and all(_template_ok(v, budget, depth + 1) for v in items)
+    if tag == "dict":
+        return isinstance(items, list) and all(
+            isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is str and len(pair[0]) <= 64
+            and _template_ok(pair[1], budget, depth + 1) for pair in items)
+    if tag in _SCALAR_TAGS:
+        allowed = _SCALAR_TAGS[tag]
+        return type(items) is str and len(items) <= 32 and (allowed is None or items in allowed)
+    return False
 
 
 def _is_ref(value) -> bool:
@@ -307,6 +345,40 @@ def graph_call(node: dict, allowed: dict, no_grad: bool = False):
             template(compute(call, list(tensors), allowed), outputs)
         if len(outputs) != count:
             raise ComponentError(f"{call['c']} gave {len(outputs)} tensors where the recording had {count}")
-        return outputs
+        given = {t.untyped_storage().data_ptr() for t in tensors}
+        # an output that shares memory with what the call was given (an identity path) is copied,
+        # so every output is fresh memory: a later write into it reaches no parameter or input
+        return [t.clone() if t.untyped_storage().data_ptr() in given else t for t in outputs]
 
     return component_call, names
+
+
+def kit_operators(graph: dict, allowed: dict, kit_operator, prefix: str) -> tuple[dict, dict]:
+    """``graph`` with each ``tkit.component`` node checked (:func:`check_node`) and rewritten for
+    the graph interpreter (:mod:`.graphs`) as a node of its own trusted operator
+    ``tkit.<prefix>.c<k>``, whose arguments are the tensors the call reads, in order; and the table
+    of those operators (``kit_operator(call, validate, fresh)`` builds each: the interpreter's
+    :class:`.graph_rules.KitOperator`). Every other node is left as it is, for the interpreter's
+    own checks. ComponentError names a node the trainer will not run."""
+    nodes = graph.get("nodes")
+    if not isinstance(nodes, list):
+        return graph, {}
+    operators, rewritten = {}, []
+    for node in nodes:
+        if not (isinstance(node, dict) and node.get("op") == COMPONENT_OP):
+            rewritten.append(node)
+            continue
+        check_node(node, allowed)
+        fn, names = graph_call(node, allowed, no_grad=bool(node.get("ng")))
+        name = f"tkit.{prefix}.c{len(operators)}"
+        operators[name] = kit_operator(lambda *tensors, fn=fn: fn(list(tensors)), _no_plain_arguments, True)
+        step = {"op": name, "args": [{"@": n} for n in names], "kwargs": {}, "out": node["out"]}
+        step.update({k: node[k] for k in ("ng", "at") if k in node})
+        rewritten.append(step)
+    return {**graph, "nodes": rewritten}, operators
+
+
+def _no_plain_arguments(args: list, kwargs: dict) -> None:
+    """A rewritten component node reads tensors only (checked by :func:`check_node` before)."""
+    if kwargs or not all(_is_ref(a) for a in args):
+        raise ComponentError("a component node's rewritten arguments must be tensor references")

@@ -1,6 +1,9 @@
 """The rules a recorded graph (:mod:`.graphs`) must follow before the kit trains it, and how the
-kit re-draws its parameters: the operator allow-list, the checks of :func:`check`, the cap on a
-model's own constants (:func:`constant_numbers`) and :func:`initial_values`.
+kit re-draws its parameters: the operator allow-list and the one function that resolves an
+operator's name (:func:`resolve`, with a caller's table of trusted :class:`KitOperator`), the
+schema of a model's parameter specs (:func:`check_specs`), how a tensor counts against the
+constants cap (:func:`tensor_words`) and :func:`initial_values`. The graph's own schema and its
+writes are checked in :mod:`.graph_schema`.
 
 Copied into the child's sandbox with :mod:`.graphs`; imports only the standard library and torch.
 """
@@ -9,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
+import struct
+from typing import Any, Callable, Mapping, NamedTuple
 
 import torch
-
-from . import component_calls
 
 aten = torch.ops.aten
 
@@ -64,16 +68,20 @@ real view_as_real view_as_complex complex polar sort argsort randn randn_like ra
 uniform randint randint_like randperm one_hot aminmax linalg_vector_norm reflection_pad1d reflection_pad2d
 replication_pad1d replication_pad2d logit tril_indices triu_indices _convolution lift
 """.split())
-# Packets that write into their running-statistics arguments (the only writes into a model's
-# buffers the kit accepts).
-NORM_WRITERS = frozenset({"native_batch_norm", "_native_batch_norm_legit", "batch_norm",
-                          "_batch_norm_impl_index", "instance_norm"})
+# Packets that write into their running-statistics arguments, and the argument that says whether
+# they do (``native_batch_norm``'s schema does not mark those writes); the only writes into a
+# model's buffers the kit accepts, into the call's own copies (:mod:`.graph_schema`).
+NORM_WRITERS = {"native_batch_norm": "training", "_native_batch_norm_legit": "training",
+                "batch_norm": "training", "_batch_norm_impl_index": "training", "instance_norm": "use_input_stats"}
 # Factories whose memory is not initialised: replayed as zeros (:func:`.graphs.run`), so a graph
 # cannot read what the trusted process freed before (the held-out digits' intermediates).
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
+# What the recorder leaves out: a scalar read off a tensor, or a shape, becomes a literal of the
+# nodes that use it (and counts against the constants cap); none of these may be named by a graph.
 SKIPPED = frozenset({"_local_scalar_dense", "sym_size", "sym_stride", "sym_numel", "is_same_size",
                      "is_nonzero", "equal", "_assert_async", "_assert_scalar", "_functional_assert_async",
                      "sym_constrain_range", "sym_constrain_range_for_size", "item", "_print"})
+OP_NAME = re.compile(r"[a-z]{1,8}(?:\.[A-Za-z0-9_]{1,64}){1,2}\Z")
 
 
 def packet_of(op_name: str) -> str:
@@ -88,48 +96,54 @@ def packet_of(op_name: str) -> str:
     return packet
 
 
-def resolve(op_name: str):
-    """The ``torch.ops.aten`` overload named ``op_name`` when its packet is allowed; GraphError otherwise."""
+class KitOperator(NamedTuple):
+    """A trusted operator a caller adds to the operators a graph may name (``"tkit.<name>"``):
+    ``call(*args, **kwargs)`` runs it, with the node's references resolved to the call's tensors;
+    ``validate(args, kwargs)`` checks the node's plain arguments first (references as ``{"@":
+    name}``, already known to be defined) and raises GraphError for anything it refuses. Its
+    outputs are taken to alias every tensor it receives (a write into them is refused as a write
+    into those tensors) unless ``fresh`` says its outputs are always new memory (the operator
+    copies any output that would share memory with an argument); it must not write into its
+    arguments."""
+
+    call: Callable[..., Any]
+    validate: Callable[[list, dict], None]
+    fresh: bool = False
+
+
+def resolve(op_name, operators: Mapping[str, KitOperator] | None = None):
+    """What a node's ``op`` names: the :class:`KitOperator` of ``operators`` (the caller's table of
+    trusted extra operators) under that name, or the ``torch.ops.aten`` overload when its packet
+    is on :data:`ALLOWED_OPS` and the dispatcher has a kernel for it (not a TorchScript-only
+    overload on lists, strings or dicts). GraphError otherwise. The one place an operator is
+    looked up."""
+    if not isinstance(op_name, str) or not OP_NAME.match(op_name):
+        raise GraphError(f"not an ATen operator: {str(op_name)[:80]!r}")
+    if operators and op_name in operators:
+        return operators[op_name]
     packet = packet_of(op_name)
     if packet not in ALLOWED_OPS:
         raise GraphError(f"the model computes with {op_name}, an operator the training check does not run "
                          f"(allowed: arithmetic, linear algebra, convolution, pooling, normalisation, "
                          f"activations, dropout, embedding, indexing and shape operators)")
-    raw = op_name.split(".")[1]
-    overload = op_name.split(".")[2]
-    try:
-        return getattr(getattr(aten, raw), overload)
-    except AttributeError:
-        raise GraphError(f"unknown ATen operator {op_name[:80]!r}") from None
+    _, raw, overload = op_name.split(".")
+    op = getattr(getattr(aten, raw, None), overload, None) if hasattr(aten, raw) else None
+    if not isinstance(op, torch._ops.OpOverload) or not torch._C._dispatch_has_kernel(op.name()):
+        raise GraphError(f"unknown ATen operator {op_name[:80]!r}")
+    return op
 
 
-# -- checking and re-drawing ------------------------------------------------------------------------
+# -- the parameter specs, the constants and re-drawing ------------------------------------------------
 
 NORM_OWNERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
                          "InstanceNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d"})
 STAT_BUFFERS = {"running_mean": 0.0, "running_var": 1.0, "num_batches_tracked": 0}
-
-
-def _refs(value, out: list):
-    if isinstance(value, dict):
-        if "@" in value and len(value) == 1:
-            out.append(value["@"])
-        else:
-            for v in value.values():
-                _refs(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _refs(v, out)
-    return out
-
-
-def _out_names(value, out: list):
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, list):
-        for v in value:
-            _out_names(v, out)
-    return out
+FQN = re.compile(r"[pb]:[A-Za-z0-9_]{1,64}(?:\.[A-Za-z0-9_]{1,64}){0,31}\Z")
+PARAM_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+MAX_ENTRIES = 4096              # parameters or buffers of a model
+MAX_PARAM_NUMBERS = 1 << 24     # numbers in all parameters together (64 MB of float32)
+PARAM_KEYS = frozenset({"name", "shape", "dtype", "owner", "local", "std", "constant"})
+BUFFER_KEYS = frozenset({"name", "owner", "local", "value"})
 
 
 def statistic_buffers(specs: dict) -> set[str]:
@@ -137,79 +151,107 @@ def statistic_buffers(specs: dict) -> set[str]:
     return {b["name"] for b in specs["buffers"] if b["owner"] in NORM_OWNERS and b["local"] in STAT_BUFFERS}
 
 
-def constant_numbers(graphs: list[dict], specs: dict) -> int:
-    """How many numbers the model brings of its own: its buffers that are not normalisation
-    statistics and the constants of ``graphs`` (each counted once)."""
+def value_text(name: str) -> str:
+    """A graph's value ``name`` in a sentence: "the parameter enc.weight", "a constant of the model"."""
+    if name[:2] in ("p:", "b:"):
+        return f"{'the parameter' if name[0] == 'p' else 'the buffer'} {name[2:]}"
+    return "a constant of the model" if name.startswith("c") else "its input" if name.startswith("x") else name
+
+
+def plain_tensor(value, what: str) -> torch.Tensor:
+    """``value`` when it is a plain dense CPU tensor (what the wire delivers); GraphError otherwise."""
+    if type(value) is not torch.Tensor or value.layout != torch.strided or value.device.type != "cpu" \
+            or value.is_complex() or value.is_quantized:
+        raise GraphError(f"{what} is not a plain tensor")
+    return value
+
+
+def tensor_words(value: torch.Tensor) -> int:
+    """What a tensor counts against the constants cap: its size in 32-bit words (a float32 or int32
+    number 1, a float64 or int64 number 2, four bools or bytes 1), so packing numbers into wider
+    dtypes does not carry more for free."""
+    return -(-value.numel() * value.element_size() // 4)
+
+
+def literal_words(value) -> int:
+    """What a literal counts against the constants cap, in 32-bit words: an int in int32's range or
+    a float that float32 holds exactly 1, a wider one 2, a bool 1, a word one per 4 letters."""
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, int):
+        return 1 if -(1 << 31) <= value < (1 << 31) else 2
+    if isinstance(value, float):
+        return 1 if not math.isfinite(value) or struct.unpack("f", struct.pack("f", value))[0] == value else 2
+    if isinstance(value, str):
+        return -(-len(value) // 4)
+    return 0
+
+
+def constant_numbers(plans: list, specs: dict) -> int:
+    """How many numbers (32-bit words, :func:`tensor_words`) the model brings of its
+    own: its buffers that are not normalisation statistics and the constants of ``plans`` (:class:`.graph_schema.Plan`) (each
+    tensor counted once, however many graphs hold it), and every literal of the plans' steps."""
     stats = statistic_buffers(specs)
     tensors = [b["value"] for b in specs["buffers"] if b["name"] not in stats]
-    tensors += [t for g in graphs for t in g["constants"].values()]
+    tensors += [t for plan in plans for t in plan.constants.values()]
     seen = {}
     for t in tensors:  # the same tensor recorded by several calls counts once
         data = t.detach().contiguous().view(-1)
         key = (tuple(t.shape), str(t.dtype), hashlib.blake2b(data.view(torch.uint8).numpy().tobytes()
                                                               if data.numel() else b"", digest_size=16).hexdigest())
-        seen[key] = int(t.numel())
-    return sum(seen.values())
+        seen[key] = tensor_words(t)
+    return sum(seen.values()) + sum(plan.words for plan in plans)
 
 
-def check(graph: dict, specs: dict) -> None:
-    """Refuse what the kit will not run (GraphError naming it): an operator outside
-    :data:`ALLOWED_OPS`, a reference to a value not defined before, a write into a parameter or an
-    input, a write into a buffer other than a normalisation operator's statistics, too many nodes."""
-    nodes = graph.get("nodes")
-    if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
-        raise GraphError(f"a graph needs a list of at most {MAX_NODES} nodes")
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_param(entry) -> None:
+    if not isinstance(entry, dict) or set(entry) != PARAM_KEYS:
+        raise GraphError(f"a parameter spec needs exactly the keys {sorted(PARAM_KEYS)}")
+    shape = entry["shape"]
+    if not isinstance(shape, list) or len(shape) > 8 or not all(type(s) is int and 0 <= s <= 1 << 24 for s in shape):
+        raise GraphError(f"the parameter {entry['name'][2:]} has a malformed shape")
+    if entry["dtype"] not in PARAM_DTYPES:
+        raise GraphError(f"the parameter {entry['name'][2:]} is not a floating-point tensor")
+    if not _finite(entry["std"]) or entry["std"] < 0 or not (entry["constant"] is None or _finite(entry["constant"])):
+        raise GraphError(f"the parameter {entry['name'][2:]} has a malformed spread or constant")
+
+
+def check_specs(specs) -> tuple[set[str], set[str], set[str]]:
+    """Check the parameter specs a capture sent (:func:`.graphs.param_specs`) and return ``(the
+    parameter names, the buffer names, the statistics buffers)``. GraphError for anything else
+    than that schema: unknown or missing keys, a name that is not ``p:``/``b:`` and a dotted path,
+    a path twice (a buffer named as a parameter included), a ``local`` that is not the name's last
+    part, a shape that is not a list of non-negative ints, a dtype that is not floating point, a
+    spread or constant that is not a finite number, a buffer value that is not a plain tensor,
+    more than :data:`MAX_ENTRIES` entries or :data:`MAX_PARAM_NUMBERS` parameter numbers."""
+    if not isinstance(specs, dict) or set(specs) != {"params", "buffers"} or not isinstance(specs["params"], list) \
+            or not isinstance(specs["buffers"], list):
+        raise GraphError("the parameter specs are not {'params': [...], 'buffers': [...]}")
+    if not specs["params"]:
+        raise GraphError("the model has no parameters to train")
+    if len(specs["params"]) > MAX_ENTRIES or len(specs["buffers"]) > MAX_ENTRIES:
+        raise GraphError(f"the model has more than {MAX_ENTRIES} parameters or buffers")
+    names: set[str] = set()
+    for entry, prefix, keys in [(e, "p:", PARAM_KEYS) for e in specs["params"]] + \
+                               [(e, "b:", BUFFER_KEYS) for e in specs["buffers"]]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not FQN.match(name) or not name.startswith(prefix) or name[2:] in names:
+            raise GraphError(f"a parameter or buffer spec has a malformed or repeated name: {str(name)[:80]!r}")
+        if set(entry) != keys or entry["local"] != name.rpartition(".")[2].removeprefix(prefix) \
+                or not isinstance(entry["owner"], str) or not re.fullmatch(r"[A-Za-z0-9_]{0,64}", entry["owner"]):
+            raise GraphError(f"the spec of {name[2:]} is malformed")
+        names.add(name[2:])  # a buffer may not take a parameter's place (the trained state is by path)
+        if prefix == "p:":
+            _check_param(entry)
+        else:
+            plain_tensor(entry["value"], f"the buffer {name[2:]}")
+    if sum(math.prod(p["shape"]) for p in specs["params"]) > MAX_PARAM_NUMBERS:
+        raise GraphError(f"the model's parameters hold more than {MAX_PARAM_NUMBERS} numbers")
     params = {p["name"] for p in specs["params"]}
-    buffers = {b["name"] for b in specs["buffers"]}
-    stats = statistic_buffers(specs)
-    defined = params | buffers | set(graph["inputs"]) | set(graph["constants"])
-    for node in nodes:
-        try:
-            op = _component_node(node, graph) or resolve(node["op"])
-        except (GraphError, component_calls.ComponentError) as exc:
-            raise GraphError(f"{exc}{_at(node)}") from None
-        used = _refs([node["args"], node["kwargs"], node.get("state", {})], [])
-        missing = [u for u in used if u not in defined]
-        if missing:
-            raise GraphError(f"{node['op']} uses {missing[0]!r}, which is not defined before it{_at(node)}")
-        written = _written(op, node)
-        for name in written:
-            if name in params or name in graph["inputs"]:
-                raise GraphError(f"{node['op']} writes into {name[2:] if name[:2] == 'p:' else 'its input'} "
-                                 f"during the call (parameters change only through the optimizer){_at(node)}")
-            if name in buffers and not (name in stats and packet_of(node["op"]) in NORM_WRITERS
-                                        or packet_of(node["op"]) == "add" and name in stats):
-                raise GraphError(f"{node['op']} writes into the buffer {name[2:]} during the call{_at(node)}")
-        defined.update(_out_names(node["out"], []))
-    if not set(_refs(graph["outputs"], [])) <= defined:
-        raise GraphError("the graph's output is not defined")
-
-
-def _component_node(node: dict, graph: dict):
-    """For a served component's node (``tkit.component``): check it against the components served
-    to the graph's exercise (``graph["_components"]``, set by the trainer) and return
-    :data:`COMPONENT`; None for an ATen node."""
-    if not isinstance(node, dict) or node.get("op") != component_calls.COMPONENT_OP:
-        return None
-    component_calls.check_node(node, graph.get("_components", {}))
-    return COMPONENT
-
-
-COMPONENT = object()   # stands for a component node's operator: it writes into nothing
-
-
-def _written(op, node: dict) -> list[str]:
-    """The value names ``op`` writes into (its schema's mutable arguments)."""
-    if op is COMPONENT or node.get("op") == component_calls.COMPONENT_OP:
-        return []
-    names = []
-    args = node["args"]
-    for i, arg in enumerate(op._schema.arguments):
-        if arg.alias_info is None or not arg.alias_info.is_write:
-            continue
-        value = args[i] if i < len(args) else node["kwargs"].get(arg.name)
-        names.extend(_refs(value, []))
-    return names
+    return params, {b["name"] for b in specs["buffers"]}, statistic_buffers(specs)
 
 
 def _uniform_fan_in(shape: list[int], generator: torch.Generator, fan_shape: list[int] | None = None):
@@ -274,25 +316,6 @@ def initial_values(specs: dict, seed: int) -> dict[str, torch.Tensor]:
             value = torch.full_like(value, STAT_BUFFERS[b["local"]])
         values[b["name"]] = value.clone()
     return values
-
-
-def _at(node: dict) -> str:
-    where = node.get("at")
-    return f" (at {str(where)[:80]})" if where else ""
-
-
-def prune(graph: dict) -> dict:
-    """``graph`` without the nodes whose outputs nothing uses and that write nothing (autograd's
-    own ``detach`` of saved outputs, dead code); the nodes' order is kept."""
-    needed = set(_refs(graph["outputs"], []))
-    kept = []
-    for node in reversed(graph["nodes"]):
-        outs = set(_out_names(node["out"], []))
-        writes = node["op"] != component_calls.COMPONENT_OP and bool(_written(resolve(node["op"]), node))
-        if outs & needed or writes:
-            kept.append(node)
-            needed.update(_refs([node["args"], node["kwargs"]], []))
-    return {**graph, "nodes": kept[::-1]}
 
 
 def describe(exc: BaseException) -> str:

@@ -12,6 +12,7 @@ computes the figures that earn points from those outputs.
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 import torch
 import torch.nn.functional as F
@@ -23,34 +24,41 @@ from . import component_calls, graphs
 UNTRAINABLE = (graphs.GraphError, ValueError, RuntimeError, TypeError, IndexError, KeyError, AttributeError)
 
 
-def prepare(captured: dict, names: tuple[str, ...], max_constants: int, components=()) -> tuple[dict, dict]:
-    """Check ``captured`` (``{"specs": ..., name: graph, ...}``) and return ``(the graphs of
-    ``names``, pruned, by name; the specs)``; GraphError names what the kit refuses, including
-    constants above ``max_constants`` numbers. ``components``: the reference modules whose
-    components a graph may call (``tkit.component`` nodes; this process has them on its path)."""
+def prepare(captured: dict, names: tuple[str, ...], max_constants: int,
+            operators: Mapping[str, graphs.KitOperator] | None = None, components=()) -> tuple[dict, dict]:
+    """Check ``captured`` (``{"specs": ..., name: graph, ...}``) and return ``(the plans of
+    ``names`` by name (:func:`.graphs.check`), the specs)``; GraphError names what the kit
+    refuses, including more than ``max_constants`` numbers of the model's own (tensors and the
+    literals of its graphs, :func:`.graphs.constant_numbers`). ``operators``: trusted extra
+    operators the graphs may name (:class:`.graphs.KitOperator`); ``components``: the reference
+    modules whose components a graph may call (``tkit.component`` nodes, rewritten as trusted
+    operators by :func:`.component_calls.kit_operators`; this process has them on its path)."""
+    if not isinstance(captured, dict):
+        raise graphs.GraphError("the recording is not a dict of graphs")
     specs = captured.get("specs")
-    if not isinstance(specs, dict) or not isinstance(specs.get("params"), list) or not specs["params"]:
-        raise graphs.GraphError("the model has no parameters to train")
-    recorded = [captured.get(name) for name in names]
-    calls = any(isinstance(node, dict) and node.get("op") == component_calls.COMPONENT_OP
-                for graph in recorded if isinstance(graph, dict) and isinstance(graph.get("nodes"), list)
-                for node in graph["nodes"])
-    allowed = component_calls.listing(components) if components and calls else {}   # imported only if called
+    calls = components and any(
+        isinstance(captured.get(name), dict) and isinstance(captured[name].get("nodes"), list)
+        and any(isinstance(node, dict) and node.get("op") == component_calls.COMPONENT_OP
+                for node in captured[name]["nodes"]) for name in names)
+    allowed = component_calls.listing(components) if calls else {}   # imported only if a graph calls one
     found = {}
     for name in names:
         graph = captured.get(name)
         if not isinstance(graph, dict):
             raise graphs.GraphError(f"no graph was recorded for {name}")
-        graph = {k: v for k, v in graph.items() if not str(k).startswith("_")}   # the kit's own keys are the kit's
-        graph["_components"] = allowed
-        graphs.check(graph, specs)
-        found[name] = graphs.prune(graph)
+        table = dict(operators or {})
+        try:
+            graph, served = component_calls.kit_operators(graph, allowed, graphs.KitOperator, name)
+        except component_calls.ComponentError as exc:
+            raise graphs.GraphError(str(exc)) from None
+        table.update(served)
+        found[name] = graphs.check(graph, specs, table)
     numbers = graphs.constant_numbers(list(found.values()), specs)
     if numbers > max_constants:
         raise graphs.GraphError(
             f"the model carries {numbers} numbers of its own (buffers that are not normalisation "
-            f"statistics, and tensors made outside its methods); the training check allows at most "
-            f"{max_constants}")
+            f"statistics, tensors made outside its methods and the numbers written in its operators' "
+            f"arguments, in 32-bit words); the training check allows at most {max_constants}")
     return found, specs
 
 
@@ -91,15 +99,22 @@ def perturbed(z: torch.Tensor, noise: float, seed: int) -> torch.Tensor:
 @torch.no_grad()
 def reconstruct(found: dict, values: dict, images: torch.Tensor, latent_dim: int, noise: float = 0.0,
                 seed: int = 0) -> torch.Tensor:
-    """``decode(perturbed(encode(images)))`` through the eval-mode graphs."""
-    z = _checked(graphs.run(found["encode"], values, [images]), (images.shape[0], latent_dim), "encode(x)")
-    recon = graphs.run(found["decode"], values, [perturbed(z, noise, seed)])
+    """``decode(perturbed(encode(images)))`` through the eval-mode graphs. Each call starts from
+    fresh copies of ``values`` (:func:`.graphs.run`) and commits nothing, so ``decode`` runs on
+    the state as it was before ``encode``: only the perturbed ``z`` crosses; each call draws its
+    random numbers from a generator the kit seeds (``seed``), not from what the other left."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        z = _checked(graphs.run(found["encode"], values, [images]), (images.shape[0], latent_dim), "encode(x)")
+        code = perturbed(z, noise, seed)
+        torch.manual_seed(seed + 1)
+        recon = graphs.run(found["decode"], values, [code])
     return _checked(recon, tuple(images.shape), "decode(z)").detach().float()
 
 
 def train_autoencoder(captured: dict, images: torch.Tensor, heldout: torch.Tensor, latent_dim: int,
                       epochs: int, lr: float, batch_size: int, seed: int, max_constants: int,
-                      noise: float = 0.0) -> dict:
+                      noise: float = 0.0, operators: Mapping[str, graphs.KitOperator] | None = None) -> dict:
     """Train the captured AutoEncoder: Adam(lr) on the mean squared error of the train-mode graph
     ``decode(encode(x))``, ``epochs`` passes over ``images`` (float32 ``[N, 1, 28, 28]``) in
     shuffled batches of ``batch_size`` (the last partial batch dropped: the graph's shapes are
@@ -108,7 +123,7 @@ def train_autoencoder(captured: dict, images: torch.Tensor, heldout: torch.Tenso
     "losses": [per epoch]}``: reconstructions of ``heldout`` (``[M, 1, 28, 28]``) by the eval-mode
     graphs with the fresh and with the trained parameters. Raises GraphError (the model's graph
     cannot be trained) or ValueError (the loss stopped being finite)."""
-    found, specs = prepare(captured, ("train", "encode", "decode"), max_constants)
+    found, specs = prepare(captured, ("train", "encode", "decode"), max_constants, operators)
     torch.manual_seed(seed)
     values = fresh(specs, seed)
     before = reconstruct(found, values, heldout, latent_dim, noise, seed + 1)
@@ -122,7 +137,8 @@ def train_autoencoder(captured: dict, images: torch.Tensor, heldout: torch.Tenso
         total = 0.0
         for k in range(steps):
             x = images[perm[k * batch_size:(k + 1) * batch_size]]
-            out = _checked(graphs.run(found["train"], values, [x]), tuple(x.shape), "decode(encode(x))")
+            out = _checked(graphs.run(found["train"], values, [x], commit=values), tuple(x.shape),
+                           "decode(encode(x))")
             loss = F.mse_loss(out, x)
             if not torch.isfinite(loss):
                 raise ValueError(f"the training loss became {float(loss)} in epoch {epoch + 1}")
@@ -154,13 +170,14 @@ def scheduled_lr(step: int, steps: int, lr: float, warmup: int) -> float:
 
 def train_transformer(captured: dict, src: torch.Tensor, tgt: torch.Tensor, held_src: torch.Tensor,
                       vocab: int, steps: int, batch_size: int, lr: float, warmup: int, seed: int,
-                      pad_id: int, bos_id: int, eos_id: int, max_constants: int, components=()) -> dict:
+                      pad_id: int, bos_id: int, eos_id: int, max_constants: int,
+                      operators: Mapping[str, graphs.KitOperator] | None = None, components=()) -> dict:
     """Train the captured Transformer (teacher forcing: the train-mode graph of ``forward(src,
     tgt[:, :-1])``, cross-entropy against ``tgt[:, 1:]`` with padding ignored, Adam with
     :func:`scheduled_lr`), parameters re-drawn from ``seed``; then decode ``held_src`` greedily
     with the eval-mode graph (:func:`greedy`). Returns ``{"trained": {name: Tensor}, "generated":
     Long[M, T], "losses": [...]}``; ``trained`` uses the contract's parameter names (no ``p:``)."""
-    found, specs = prepare(captured, ("train", "eval"), max_constants, components)
+    found, specs = prepare(captured, ("train", "eval"), max_constants, operators, components)
     torch.manual_seed(seed)
     values = fresh(specs, seed)
     params = [values[p["name"]] for p in specs["params"]]
@@ -171,7 +188,7 @@ def train_transformer(captured: dict, src: torch.Tensor, tgt: torch.Tensor, held
             group["lr"] = scheduled_lr(step, steps, lr, warmup)
         rows = slice(step * batch_size, (step + 1) * batch_size)
         tgt_in, tgt_out = tgt[rows, :-1], tgt[rows, 1:]
-        logits = _checked(graphs.run(found["train"], values, [src[rows], tgt_in]),
+        logits = _checked(graphs.run(found["train"], values, [src[rows], tgt_in], commit=values),
                           (batch_size, tgt_in.shape[1], vocab), "forward(src, tgt)")
         loss = F.cross_entropy(logits.reshape(-1, vocab), tgt_out.reshape(-1), ignore_index=pad_id)
         if not torch.isfinite(loss):
@@ -187,7 +204,7 @@ def train_transformer(captured: dict, src: torch.Tensor, tgt: torch.Tensor, held
 
 
 @torch.no_grad()
-def greedy(graph: dict, values: dict, src: torch.Tensor, width: int, vocab: int, pad_id: int,
+def greedy(graph: graphs.Plan, values: dict, src: torch.Tensor, width: int, vocab: int, pad_id: int,
            bos_id: int, eos_id: int) -> torch.Tensor:
     """The kit's greedy decoding through a graph recorded for ``forward(src [M, S], tgt [M,
     width])``: the target row starts as BOS then padding; step ``t`` puts the argmax of position

@@ -7,40 +7,57 @@ measure the graded model. Instead:
    ``forward``) on an input the grader chose and records every ATen operator it executes, with
    its arguments, as plain data (a *graph*: a node list, the model's parameter specs and the
    tensors that are neither parameters nor inputs, its *constants*). Python control flow is
-   evaluated while recording (a range check on token ids raises or not, a loop unrolls), so the
-   graph is the computation for inputs of that shape: fixed before any training data exists;
+   evaluated while recording (a range check on token ids raises or not, a loop unrolls; a
+   scalar read off a tensor or a shape becomes a literal), so the graph is the computation for
+   inputs of that shape: fixed before any training data exists;
 2. in a child that imports no student file (:func:`autograder.checks.training.trusted_process`),
-   :func:`check` refuses operators outside :data:`ALLOWED_OPS`, writes into parameters, and
-   constants above a size cap; :func:`initial_values` re-draws every parameter from the grader's
-   seed by the rule of the layer type that owns it (the student's initial values are never
-   used, so nothing prepared offline survives), and the kit's own loop trains and evaluates
-   the graph by calling the recorded operators eagerly (:func:`run`; autograd differentiates
-   them as it does any eager code).
+   :func:`check` validates the whole graph as data against each operator's schema before any
+   of it runs (:mod:`.graph_schema`: the allow-list, argument names and value types, references
+   only to values defined before, no write into anything that may alias a parameter, buffer,
+   constant or input) and returns a :class:`Plan`; :func:`initial_values` re-draws every
+   parameter from the grader's seed by the rule of the layer type that owns it (the student's
+   initial values are never used, so nothing prepared offline survives), and the kit's own
+   loop trains and evaluates the plan with :func:`run`: a fixed loop that calls each resolved
+   operator on the values it names (autograd differentiates them as it does any eager code).
+   Nothing of a graph is turned into code: no source is generated, compiled or executed.
 
-What a graph can carry is only what it computes: its constants are bounded (a codec's basis, or
-weights trained offline, do not fit), its parameters start from the grader's draw, and every
-figure that earns points is computed from it by the kit. This file is copied into the child's
-sandbox, so it imports only the standard library and torch.
+Every call of :func:`run` starts from fresh copies of the parameters, buffers, constants and
+inputs; writes into them are refused by storage as well. The one state a call leaves is what the
+kit commits: the normalisation statistics the operators update in the call's copies, after a
+training step only. What a graph can carry is only what it computes: its constants and every
+literal of its arguments count against a cap (in 32-bit words), its parameters start from the
+grader's draw, and every figure that earns points is computed from it by the kit.
+
+**Trusted extra operators.** A caller may let graphs name operators of its own, implemented in
+the trusted process (a reference component's forward, say): pass ``operators={"tkit.<name>":
+KitOperator(call, validate)}`` to :func:`check` (or to :func:`.graph_training.prepare` and the
+``train_*`` functions). A node ``{"op": "tkit.<name>", "args": [...], "kwargs": {...}, "out":
+name}`` is then validated generically (plain values, references defined before, lowercase
+keyword names; every literal counted) and by ``validate(args, kwargs)``, and run as
+``call(*args, **kwargs)`` with its references resolved; its results are treated as aliasing the
+tensors it received. The loop itself does not change.
+
+This file is copied into the child's sandbox, so it imports only the standard library and torch.
 """
 
 from __future__ import annotations
 
 import math
-import operator
 import os
 import sys
+from typing import Mapping
 
 import torch
-import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import component_calls, components
-from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, UNINITIALISED, GraphError, check, constant_numbers,
-                          describe, initial_values, prune, resolve, statistic_buffers)
+from . import components
+from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, GraphError, KitOperator, check_specs, constant_numbers,
+                          describe, initial_values, resolve, statistic_buffers, value_text)
+from .graph_schema import Plan, Ref, Step, validate
 
 # the rules are re-exported: callers use one module for graphs
-__all__ = ["ALLOWED_OPS", "GraphError", "capture", "check", "constant_numbers", "describe", "initial_values",
-           "param_specs", "plain", "prune", "resolve", "run", "statistic_buffers"]
+__all__ = ["ALLOWED_OPS", "GraphError", "KitOperator", "Plan", "capture", "check", "constant_numbers", "describe",
+           "initial_values", "param_specs", "plain", "resolve", "run", "statistic_buffers"]
 
 aten = torch.ops.aten
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -105,7 +122,7 @@ class _Recorder(TorchDispatchMode):
             return out
         if len(self.nodes) >= self.max_nodes:
             raise GraphError(f"the model runs more than {self.max_nodes} operators in one call")
-        if func is components.OP:   # a served reference component: one node (component_calls.graph_call)
+        if func is components.OP:   # a served reference component: one node (component_calls.kit_operators)
             node = components.graph_node(args, self._encode)
         else:
             node = {"op": f"aten.{name}.{func._overloadname}", "args": self._encode(list(args)),
@@ -200,90 +217,95 @@ def param_specs(model: torch.nn.Module) -> dict:
 # -- running ----------------------------------------------------------------------------------------
 
 
-def _enum(value: dict):
-    name = str(value["#"])
-    member = getattr(torch, name, None)
-    if not isinstance(member, (torch.memory_format, torch.layout)):
-        raise GraphError(f"unknown enum {name[:40]!r}")
-    return member
+def check(graph: dict, specs: dict, operators: Mapping[str, KitOperator] | None = None) -> Plan:
+    """``graph`` validated against ``specs`` (:func:`.graph_rules.check_specs`,
+    :func:`.graph_schema.validate`) as the :class:`Plan` :func:`run` interprets; GraphError names
+    what is refused. ``operators``: trusted extra operators by name (see the module docstring)."""
+    return validate(graph, check_specs(specs), operators)
 
 
-def _no_grad_call(op, args, kwargs):
-    with torch.no_grad():
-        return op(*args, **kwargs)
+def _fill(value, env: dict):
+    if type(value) is Ref:
+        return env[value.name]
+    if type(value) is list:
+        return [_fill(v, env) for v in value]
+    return value
 
 
-def _zeroed(tensor):
-    with torch.no_grad():
-        return tensor.zero_()
+def _bind(names, out, env: dict, step: Step) -> None:
+    if isinstance(names, str):
+        if not isinstance(out, torch.Tensor):
+            raise GraphError(f"{step.op} gave {type(out).__name__} where the graph names a tensor{step.at}")
+        env[names] = out
+    elif isinstance(names, list):
+        if not isinstance(out, (list, tuple)) or len(out) != len(names):
+            raise GraphError(f"{step.op} gave another number of results than the graph names{step.at}")
+        for name, item in zip(names, out):
+            if name is not None:
+                _bind(name, item, env, step)
 
 
-def _compile(graph: dict) -> tuple:
-    """``graph`` as a ``torch.fx.GraphModule`` (generated Python calling the recorded ATen
-    overloads in order) and the names of the values it takes, in its argument order."""
-    fx = torch.fx.Graph()
-    values: dict[str, torch.fx.Node] = {}
-    leaves: list[str] = []
+def _storages(tensors) -> list[int]:
+    return [t.untyped_storage().data_ptr() for t in (tensors if isinstance(tensors, list) else [tensors])
+            if isinstance(t, torch.Tensor)]
 
-    def node_of(name: str) -> torch.fx.Node:
-        if name not in values:  # a parameter, buffer, constant or input: an argument of the module
-            leaves.append(name)
-            values[name] = fx.placeholder(f"a{len(leaves)}")
-        return values[name]
 
-    def convert(value):
-        if isinstance(value, dict):
-            if set(value) == {"@"}:
-                return node_of(str(value["@"]))
-            if set(value) == {"#"}:
-                return _enum(value)
-            if set(value) == {"#f"}:
-                return float(value["#f"])
-            return {k: convert(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [convert(v) for v in value]
-        return value
+def _guard(step: Step, args: list, kwargs: dict, owners: dict) -> None:
+    """Refuse a write into memory of a parameter, buffer, constant or input of this call (other
+    than the one statistics buffer the step may update), by storage: whatever view or alias
+    reached it."""
+    for where, allowed in step.writes:
+        target = args[where] if isinstance(where, int) else kwargs.get(where)
+        for ptr in _storages(target):
+            owner = owners.get(ptr)
+            if owner is not None and owner != allowed:
+                raise GraphError(f"{step.op} writes into the memory of {value_text(owner)} (through an alias); "
+                                 f"the graph may not change its parameters, buffers, constants or inputs{step.at}")
 
-    def bind(names, out):
-        if isinstance(names, str):
-            values[names] = out
-        elif isinstance(names, list):
-            for i, name in enumerate(names):
-                bind(name, fx.call_function(operator.getitem, (out, i)))
 
-    for name in graph["inputs"]:
-        node_of(name)
-    for node in graph["nodes"]:
-        if node["op"] == component_calls.COMPONENT_OP:   # checked by graph_rules.check with graph["_components"]
-            fn, names = component_calls.graph_call(node, graph.get("_components", {}), no_grad=bool(node.get("ng")))
-            bind(node["out"], fx.call_function(fn, ([node_of(n) for n in names],)))   # fn: a kit name in the code
-            continue
-        op = resolve(node["op"])
-        args, kwargs = tuple(convert(node["args"])), convert(node["kwargs"])
-        if node.get("ng"):
-            out = fx.call_function(_no_grad_call, (op, args, kwargs))
+def run(plan: Plan, values: dict, inputs: list, commit: dict | None = None):
+    """Interpret ``plan`` (from :func:`check`) once: a fixed loop calls each step's resolved
+    operator on the values it names and binds its results; returns the output tensor.
+
+    Every call starts from fresh copies of the parameters, buffers and constants it reads (from
+    ``values``, by name) and of ``inputs``: nothing a call does reaches another call, except the
+    normalisation statistics its steps update, which are copied into ``commit`` (the kit's
+    state) when given (the training loop's calls; evaluation passes none). Differentiable with
+    respect to the tensors of ``values`` that require grad. Raises GraphError for a write into
+    the memory of any of those copies (:func:`_guard`), or results the graph names wrongly;
+    whatever an operator raises on the values propagates."""
+    if len(inputs) != len(plan.inputs):
+        raise GraphError(f"the graph takes {len(plan.inputs)} inputs, the kit passes {len(inputs)}")
+    env = {name: (plan.constants[name] if name in plan.constants else values[name]).clone() for name in plan.leaves}
+    env.update((name, x.clone()) for name, x in zip(plan.inputs, inputs))
+    owners = {ptr: name for name, t in env.items() for ptr in _storages(t) if ptr}
+    for step in plan.steps:
+        _, call, args, kwargs, out_name, no_grad, zero, writes, _, _, _, slots = step
+        if slots is not None:  # references at the top level only: no walk through the arguments
+            args = list(args)
+            for i, name in slots:
+                args[i] = env[name]
         else:
-            out = fx.call_function(op, args, kwargs)
-        if op.overloadpacket.__name__ in UNINITIALISED:
-            out = fx.call_function(_zeroed, (out,))
-        bind(node["out"], out)
-    fx.output(convert(graph["outputs"]))
-    return torch.fx.GraphModule(torch.nn.Module(), fx), leaves
-
-
-def run(graph: dict, env: dict, inputs: list):
-    """Evaluate ``graph`` eagerly: ``env`` maps parameter/buffer/constant names to tensors (the
-    buffers are updated in place by normalisation operators in training mode); returns the
-    output tensor. Differentiable with respect to the tensors of ``env`` that require grad.
-    The graph is compiled once (:func:`_compile`, kept in ``graph["_fx"]``): the same operators
-    in the same order, without re-reading the node list at every call."""
-    if "_fx" not in graph:
-        graph["_fx"] = _compile(graph)
-    module, leaves = graph["_fx"]
-    local = dict(env)
-    local.update(graph["constants"])
-    local.update(zip(graph["inputs"], inputs))
-    return module(*[local[name] for name in leaves])
+            args, kwargs = [_fill(v, env) for v in args], {k: _fill(v, env) for k, v in kwargs.items()}
+        if writes:
+            _guard(step, args, kwargs, owners)
+        if no_grad:
+            with torch.no_grad():
+                out = call(*args, **kwargs)
+        else:
+            out = call(*args, **kwargs)
+        if zero:
+            with torch.no_grad():
+                out.zero_()
+        if type(out_name) is str and type(out) is torch.Tensor:
+            env[out_name] = out
+        else:
+            _bind(out_name, out, env, step)
+    if commit is not None:
+        with torch.no_grad():
+            for name in plan.statistics:
+                commit[name].copy_(env[name])
+    return env[plan.output]
 
 
 def plain(graph: dict) -> dict:

@@ -158,7 +158,7 @@ def train_transformer_graph(captured: dict, src, tgt, held_src, vocab: int, step
     try:
         return graph_training.train_transformer(captured, src, tgt, held_src, vocab, steps, batch_size, lr,
                                                 warmup, seed, pad_id, bos_id, eos_id, max_constants,
-                                                tuple(components))
+                                                components=tuple(components))
     except graph_training.UNTRAINABLE as exc:
         return {"problem": graph_training.graphs.describe(exc)}
 
