@@ -37,6 +37,7 @@ FAILURE_HINTS = {
     "protocol": N_("your code disturbed the grader's process"),
     "gave_up": N_("the grader skipped the remaining tests after your code crashed or timed out repeatedly"),
     "names": N_("the module's parameters do not match the exercise's names or structure"),
+    "forbidden": N_("your code uses a function the contract forbids"),
 }
 
 
@@ -46,7 +47,7 @@ def hint(kind: str) -> str:
 
 
 # the failure kinds (SubmissionError kinds) that one message explains for many tests
-KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names")
+KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names", "forbidden")
 
 
 def _first_line(text: str | None) -> str:
