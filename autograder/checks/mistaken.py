@@ -326,3 +326,14 @@ def fixed_bottleneck() -> KnownMistakes:
     """Mistakes of ``(encode(x).shape for latent_dim 8, for latent_dim 32)``: one code width whatever
     ``latent_dim`` is (a structural test, :class:`~autograder.mistakes.diagnosis.When`)."""
     return {"autoencoder_fixed_latent": When(lambda got: got[0][1] == got[1][1] and got[0][1] not in (8, 32))}
+
+
+def greedy_length(expected: torch.Tensor) -> KnownMistakes:
+    """Mistakes of ``greedy_decode(..., max_len)`` whose right answer is ``expected`` (``[B, max_len]``,
+    no row ending): one more column, ``max_len`` counted as new tokens after BOS (a convention,
+    :data:`autograder.mistakes.families.GREEDY_LENGTH`)."""
+    def longer(got):
+        return (tuple(got.shape) == (expected.shape[0], expected.shape[1] + 1)
+                and torch.equal(got[:, : expected.shape[1]].cpu(), expected))
+
+    return {"transformer_greedy_max_len_off_by_one": When(longer)}

@@ -12,7 +12,9 @@ Post-LN. A public test that knows them passes them to its check (``known_mistake
 :func:`name` returns the :class:`Known` mistake whose output it matches most closely, in both
 editions of the kit.
 
-The ids are the catalog's, so a mistake gets the same name in self-check and in grading.
+The ids are the catalog's, so a mistake gets the same name in self-check and in grading; every
+variant of :mod:`autograder.mistakes.families` is an entry, and :data:`FORBIDDEN` holds the forbidden
+functions :mod:`autograder.checks.forbidden` names.
 Nothing here reads ``solutions/`` or the catalog: this module ships in the student edition.
 """
 
