@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-import torch
-
 from autograder.mistakes.families.variant import Variant
 
 
@@ -77,7 +75,7 @@ _KEEP_KO = ("(True = 남김, Annotated Transformer 와 여러 튜토리얼의 �
 
 
 def _softmax_filled(scores, mask, fill):
-    return torch.softmax(scores.masked_fill(mask, fill), dim=-1)
+    return scores.masked_fill(mask, fill).softmax(dim=-1)
 
 
 ATTENTION_MASK = (
@@ -106,7 +104,7 @@ ATTENTION_MASK = (
             "bool 마스크를 0/1 숫자로 점수에 더했습니다 (scores + mask.float()). 가려진 key 가 막히지 않고 1 을 더 "
             "받습니다. dtype 의 최솟값으로 채우세요 (masks.masked_softmax)",
             code="weights = torch.softmax(scores if mask is None else scores + mask.to(scores.dtype), dim=-1)",
-            formula=lambda scores, mask: torch.softmax(scores + mask.to(scores.dtype), dim=-1)),
+            formula=lambda scores, mask: (scores + mask.to(scores.dtype)).softmax(dim=-1)),
     Variant("attention_mask_after_softmax", "attention",
             "the mask is applied after the softmax (blocked weights set to 0) without renormalising, so the weights "
             "of a row no longer sum to 1: block the scores before the softmax",
@@ -114,7 +112,7 @@ ATTENTION_MASK = (
             "softmax 전에 점수를 막으세요",
             code="weights = torch.softmax(scores, dim=-1)\n"
                  "    weights = weights if mask is None else weights.masked_fill(mask, 0.0)",
-            formula=lambda scores, mask: torch.softmax(scores, dim=-1).masked_fill(mask, 0.0)),
+            formula=lambda scores, mask: scores.softmax(dim=-1).masked_fill(mask, 0.0)),
     Variant("attention_mask_zero_fill", "attention",
             "blocked scores are set to 0 before the softmax (masked_fill(mask, 0)), which still gives them weight: "
             "fill them with the dtype's minimum (masks.masked_softmax)",
@@ -128,6 +126,8 @@ ATTENTION_MASK = (
 def _masked(scores, mask):
     """The contract's masked softmax: blocked positions filled with the dtype's minimum, fully blocked
     rows all zero (exercises/README.md 3)."""
+    import torch   # here: importing this module imports no torch (the reports read the hints without it)
+
     mask = torch.broadcast_to(mask, scores.shape)
     weights = torch.softmax(scores.masked_fill(mask, torch.finfo(scores.dtype).min), dim=-1)
     return weights.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
@@ -156,7 +156,7 @@ MHA_MASK = (
             "마스크를 만들었지만 적용하지 않았습니다. scores.masked_fill(...) 은 새 텐서를 돌려주는데 그것을 버렸습니다 "
             "(scores = scores.masked_fill(mask, ...) 로 대입하거나 masked_fill_ 을 쓰세요)",
             code='scores.masked_fill(mask, float("-inf"))',
-            formula=lambda scores, mask: torch.softmax(scores, dim=-1)),
+            formula=lambda scores, mask: scores.softmax(dim=-1)),
 )
 
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import math
 
-import torch
-import torch.nn.functional as F
-
 from autograder.mistakes.families.variant import Variant
+
+# The formulas use tensor methods only: importing this module imports no torch (the reports read the
+# hints without it).
 
 
 def _gelu_tanh(x, *, half=0.5, root=math.sqrt(2 / math.pi), power=3):
-    return half * x * (1 + torch.tanh(root * (x + 0.044715 * x ** power)))
+    return half * x * (1 + (root * (x + 0.044715 * x ** power)).tanh())
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + (x / math.sqrt(2)).erf())
 
 
 # -- the feed-forward's activation (code: an expression of the pre-activation "{x}") ----------------
@@ -27,37 +31,37 @@ FFN_ACTIVATION = (
     Variant("ffn_gelu", "feed_forward",
             "the activation is GELU (exact, with erf: BERT's and GPT's choice, a real convention); " + _RELU_EN,
             "활성화 함수로 GELU(erf 를 쓰는 정확한 형태, BERT 와 GPT 의 선택으로 실제로 쓰이는 방식)를 썼습니다. " + _RELU_KO,
-            code="F.gelu({x})", formula=F.gelu, convention=True),
+            code="F.gelu({x})", formula=_gelu, convention=True),
     Variant("ffn_gelu_tanh", "feed_forward",
             "the activation is GELU in its tanh approximation (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), "
             "GPT-2's, a real convention); " + _RELU_EN,
             "활성화 함수로 tanh 근사 GELU(0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GPT-2 의 방식으로 실제로 "
             "쓰이는 방식)를 썼습니다. " + _RELU_KO,
-            code='F.gelu({x}, approximate="tanh")', formula=lambda h: F.gelu(h, approximate="tanh"), convention=True),
+            code='F.gelu({x}, approximate="tanh")', formula=_gelu_tanh, convention=True),
     Variant("ffn_quick_gelu", "feed_forward",
             "the activation is the sigmoid approximation of GELU, x * sigmoid(1.702 x) (CLIP's 'quick GELU', a real "
             "convention); " + _RELU_EN,
             "활성화 함수로 GELU 의 시그모이드 근사 x * sigmoid(1.702 x)(CLIP 의 'quick GELU', 실제로 쓰이는 방식)를 "
             "썼습니다. " + _RELU_KO,
-            code="{x} * torch.sigmoid(1.702 * {x})", formula=lambda h: h * torch.sigmoid(1.702 * h), convention=True),
+            code="{x} * torch.sigmoid(1.702 * {x})", formula=lambda h: h * (1.702 * h).sigmoid(), convention=True),
     Variant("ffn_silu", "feed_forward",
             "the activation is SiLU/Swish, x * sigmoid(x) (used in LLaMA-style models, a real convention); " + _RELU_EN,
             "활성화 함수로 SiLU/Swish, x * sigmoid(x)(LLaMA 계열에서 쓰는 실제 방식)를 썼습니다. " + _RELU_KO,
-            code="F.silu({x})", formula=F.silu, convention=True),
+            code="F.silu({x})", formula=lambda h: h * h.sigmoid(), convention=True),
     Variant("ffn_leaky_relu", "feed_forward",
             "the activation is LeakyReLU (negative inputs keep 0.01 of their value); the position-wise feed-forward "
             "uses ReLU, max(0, x W1 + b1)",
             "활성화 함수로 LeakyReLU(음수 입력이 값의 0.01 을 유지)를 썼습니다. 위치별 피드포워드는 ReLU, "
             "max(0, x W1 + b1) 을 씁니다",
-            code="F.leaky_relu({x})", formula=F.leaky_relu),
+            code="F.leaky_relu({x})", formula=lambda h: h.where(h >= 0, 0.01 * h)),
     Variant("ffn_tanh", "feed_forward",
             "the activation is tanh; the position-wise feed-forward uses ReLU, max(0, x W1 + b1)",
             "활성화 함수로 tanh 를 썼습니다. 위치별 피드포워드는 ReLU, max(0, x W1 + b1) 을 씁니다",
-            code="torch.tanh({x})", formula=torch.tanh),
+            code="torch.tanh({x})", formula=lambda h: h.tanh()),
     Variant("ffn_sigmoid", "feed_forward",
             "the activation is a sigmoid; the position-wise feed-forward uses ReLU, max(0, x W1 + b1)",
             "활성화 함수로 시그모이드를 썼습니다. 위치별 피드포워드는 ReLU, max(0, x W1 + b1) 을 씁니다",
-            code="torch.sigmoid({x})", formula=torch.sigmoid),
+            code="torch.sigmoid({x})", formula=lambda h: h.sigmoid()),
     Variant("ffn_gelu_missing_half", "feed_forward",
             "a hand-written GELU without its factor 0.5: x (1 + tanh(...)) is twice GELU(x) (and this exercise uses "
             "ReLU, max(0, x W1 + b1), anyway)",
@@ -70,7 +74,7 @@ FFN_ACTIVATION = (
             "max(0, x W1 + b1), anyway)",
             "직접 쓴 GELU 가 erf(x / sqrt(2)) 대신 erf(x / 2) 를 씁니다 (그리고 이 과제는 ReLU, max(0, x W1 + b1) 을 "
             "씁니다)",
-            code="0.5 * {x} * (1 + torch.erf({x} / 2))", formula=lambda h: 0.5 * h * (1 + torch.erf(h / 2))),
+            code="0.5 * {x} * (1 + torch.erf({x} / 2))", formula=lambda h: 0.5 * h * (1 + (h / 2).erf())),
     Variant("ffn_gelu_inverted_constant", "feed_forward",
             "a hand-written GELU with sqrt(pi / 2) where the tanh approximation has sqrt(2 / pi) (and this exercise "
             "uses ReLU, max(0, x W1 + b1), anyway)",
