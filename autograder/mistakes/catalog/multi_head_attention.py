@@ -289,7 +289,13 @@ def _own_attention(scale: str = " / self.head_dim ** 0.5", *, weights_before_dro
 _LINEAR_T = "nn.functional.linear({x}, self.{name}.weight.t(), self.{name}.bias)"
 
 MUTANTS += catalog.generated("scale", families.MHA_SCALE, lambda v: _own_attention(v.code))
-MUTANTS += catalog.generated("mask", families.MHA_MASK, lambda v: ((_SDPA, _inline_attention(v.code)),))
+# the masks never applied come before mha_key_padding_ignored and mha_attn_mask_ignored: on a test that passes
+# one mask they give the same output, and code that drops its masked_fill is more common than code that
+# forgets one mask (which the tests that pass both masks then name)
+_MASKS = catalog.generated("mask", families.MHA_MASK, lambda v: ((_SDPA, _inline_attention(v.code)),))
+_IGNORED = next(i for i, m in enumerate(MUTANTS) if m.id == "mha_key_padding_ignored")
+MUTANTS[_IGNORED:_IGNORED] = [m for m in _MASKS if m.id == "mha_mask_not_applied"]
+MUTANTS += [m for m in _MASKS if m.id != "mha_mask_not_applied"]
 MUTANTS += catalog.generated("layout", [families.VARIANTS["mha_weights_transposed"]], lambda v: (
     (_QKV, "".join(f"        {n} = split_heads({_LINEAR_T.format(x=arg, name=name)}, self.num_heads)\n"
                    for n, arg, name in (("q", "query", "q_proj"), ("k", "key", "k_proj"), ("v", "value", "v_proj")))),

@@ -79,11 +79,6 @@ def _softmax_filled(scores, mask, fill):
 
 
 ATTENTION_MASK = (
-    Variant("attention_mask_inverted", "attention",
-            "the mask is applied inverted: your attention blocks the keys where mask is False " + _KEEP_EN,
-            "마스크를 반대로 적용했습니다. mask 가 False 인 key 를 막습니다 " + _KEEP_KO,
-            code="weights = masked_softmax(scores, None if mask is None else ~mask, dim=-1)",
-            formula=lambda scores, mask: _masked(scores, ~mask)),
     Variant("attention_mask_inverted_finite_fill", "attention",
             "the mask is applied inverted with a finite fill, scores.masked_fill(mask == 0, -1e9) " + _KEEP_EN +
             ": fill the True positions (masks.masked_softmax does)",
@@ -98,6 +93,11 @@ ATTENTION_MASK = (
             ". 가려진 key 가 없는 행이 NaN 이 됩니다",
             code='weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)',
             formula=lambda scores, mask: _softmax_filled(scores, ~mask, float("-inf"))),
+    Variant("attention_mask_inverted", "attention",
+            "the mask is applied inverted: your attention blocks the keys where mask is False " + _KEEP_EN,
+            "마스크를 반대로 적용했습니다. mask 가 False 인 key 를 막습니다 " + _KEEP_KO,
+            code="weights = masked_softmax(scores, None if mask is None else ~mask, dim=-1)",
+            formula=lambda scores, mask: _masked(scores, ~mask)),
     Variant("attention_mask_added_as_float", "attention",
             "the bool mask is added to the scores as a 0/1 number (scores + mask.float()), which gives blocked keys a "
             "bonus of 1 instead of blocking them: fill them with the dtype's minimum (masks.masked_softmax)",
@@ -151,10 +151,12 @@ MHA_MASK = (
             code='scores = scores.masked_fill(~mask, float("-inf"))',
             formula=lambda scores, mask: _softmax_filled(scores, ~mask, float("-inf"))),
     Variant("mha_mask_not_applied", "multi_head_attention",
-            "the mask is built but never applied: scores.masked_fill(...) returns a new tensor, which is dropped "
-            "(assign it, scores = scores.masked_fill(mask, ...), or use masked_fill_)",
-            "마스크를 만들었지만 적용하지 않았습니다. scores.masked_fill(...) 은 새 텐서를 돌려주는데 그것을 버렸습니다 "
-            "(scores = scores.masked_fill(mask, ...) 로 대입하거나 masked_fill_ 을 쓰세요)",
+            "the mask is not applied: blocked keys still get attention weight (a mask built and never applied, as "
+            "when scores.masked_fill(...) returns a new tensor that is dropped: assign it, scores = "
+            "scores.masked_fill(mask, ...), or use masked_fill_)",
+            "마스크가 적용되지 않아 가려진 key 도 가중치를 받습니다 (만들기만 하고 적용하지 않은 마스크, 예를 들어 "
+            "scores.masked_fill(...) 이 돌려준 새 텐서를 버린 경우: scores = scores.masked_fill(mask, ...) 로 대입하거나 "
+            "masked_fill_ 을 쓰세요)",
             code='scores.masked_fill(mask, float("-inf"))',
             formula=lambda scores, mask: scores.softmax(dim=-1)),
 )
