@@ -38,5 +38,8 @@ def test_every_real_style_implementation_is_named_as_its_class():
     wrong = [(name, expected, named) for name, _, expected, named, _, _ in rows if set(expected) - set(named)]
     assert not wrong
     for name, exercise, expected, named, score, top in rows:
+        if not expected:   # legitimate code: full marks, nothing named
+            assert score == top and not named, (name, score, named)
+            continue
         assert score < top, name            # each loses points on its own exercise
         assert named[0] == expected[0], (name, named)   # and its first named mistake is its own
