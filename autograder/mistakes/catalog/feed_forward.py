@@ -5,6 +5,7 @@ from autograder.mistakes.catalog import Mutant
 
 _FORWARD = "return self.linear2(self.dropout(F.relu(self.linear1(x))))"
 
+
 def _activation(variant):
     """The feed-forward with ``variant``'s activation between the two linear layers."""
     return ((_FORWARD, "hidden = self.linear1(x)\n        return self.linear2(self.dropout("

@@ -86,16 +86,20 @@ MUTANTS = [
     Mutant(
         id="mha_key_padding_ignored",
         exercise="multi_head_attention",
-        hint_en="key_padding_mask is not applied: padded keys still get attention weight",
-        hint_ko="key_padding_mask 를 적용하지 않아 패딩된 key 도 가중치를 받습니다",
+        hint_en="key_padding_mask is not applied: padded keys still get attention weight (not passed on, or a mask "
+                "built and never applied: scores.masked_fill(...) returns a new tensor, assign it)",
+        hint_ko="key_padding_mask 를 적용하지 않아 패딩된 key 도 가중치를 받습니다 (넘기지 않았거나, 만들기만 하고 적용하지 "
+                "않은 마스크: scores.masked_fill(...) 은 새 텐서를 돌려주므로 대입하세요)",
         replace=(("            mask = combine_masks(attn_mask, key_padding_mask)",
                   "            mask = combine_masks(attn_mask, None)"),),
     ),
     Mutant(
         id="mha_attn_mask_ignored",
         exercise="multi_head_attention",
-        hint_en="attn_mask is not applied (e.g. the causal mask): blocked positions still get attention weight",
-        hint_ko="attn_mask(예: 인과 마스크)를 적용하지 않아 가려진 위치도 가중치를 받습니다",
+        hint_en="attn_mask is not applied (e.g. the causal mask): blocked positions still get attention weight (not "
+                "passed on, or a mask built and never applied: scores.masked_fill(...) returns a new tensor, assign it)",
+        hint_ko="attn_mask(예: 인과 마스크)를 적용하지 않아 가려진 위치도 가중치를 받습니다 (넘기지 않았거나, 만들기만 하고 "
+                "적용하지 않은 마스크: scores.masked_fill(...) 은 새 텐서를 돌려주므로 대입하세요)",
         replace=(("            mask = combine_masks(attn_mask, key_padding_mask)",
                   "            mask = combine_masks(None, key_padding_mask)"),),
     ),
@@ -289,13 +293,9 @@ def _own_attention(scale: str = " / self.head_dim ** 0.5", *, weights_before_dro
 _LINEAR_T = "nn.functional.linear({x}, self.{name}.weight.t(), self.{name}.bias)"
 
 MUTANTS += catalog.generated("scale", families.MHA_SCALE, lambda v: _own_attention(v.code))
-# the masks never applied come before mha_key_padding_ignored and mha_attn_mask_ignored: on a test that passes
-# one mask they give the same output, and code that drops its masked_fill is more common than code that
-# forgets one mask (which the tests that pass both masks then name)
-_MASKS = catalog.generated("mask", families.MHA_MASK, lambda v: ((_SDPA, _inline_attention(v.code)),))
-_IGNORED = next(i for i, m in enumerate(MUTANTS) if m.id == "mha_key_padding_ignored")
-MUTANTS[_IGNORED:_IGNORED] = [m for m in _MASKS if m.id == "mha_mask_not_applied"]
-MUTANTS += [m for m in _MASKS if m.id != "mha_mask_not_applied"]
+# on a test that passes one mask, masks never applied give what mha_key_padding_ignored or mha_attn_mask_ignored
+# give (named first: a test with both masks tells them apart, and only there is a forgotten mask distinct)
+MUTANTS += catalog.generated("mask", families.MHA_MASK, lambda v: ((_SDPA, _inline_attention(v.code)),))
 MUTANTS += catalog.generated("layout", [families.VARIANTS["mha_weights_transposed"]], lambda v: (
     (_QKV, "".join(f"        {n} = split_heads({_LINEAR_T.format(x=arg, name=name)}, self.num_heads)\n"
                    for n, arg, name in (("q", "query", "q_proj"), ("k", "key", "k_proj"), ("v", "value", "v_proj")))),

@@ -81,7 +81,7 @@ MUTANTS += [
 ]
 
 
-
+# Families (autograder.mistakes.families): RoPE on part of each head (conventions).
 def _partial(variant) -> tuple:
     """RoPE on the first ``head_dim / divisor`` features of each head only (frequencies over that
     width), interleaved or rotate-half, the rest passed through (GPT-J's rotary_dim, GPT-NeoX's

@@ -161,6 +161,7 @@ MUTANTS += [
     ),
 ]
 
+# Families (autograder.mistakes.families): max_len counted as new tokens (a convention), the output's form.
 _FORWARD = "return self.generator(self.decode(tgt, self.encode(src), src))"
 MUTANTS += catalog.generated("length", families.GREEDY_LENGTH, lambda v: (
     (_LOOP, "while ys.shape[1] <= max_len and not bool(finished.all()):"),))
