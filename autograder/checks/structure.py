@@ -121,7 +121,7 @@ def explain(contract: Layout, student: Layout, *, cls: str, exercise: str | None
         extra = [k for k in extra if theirs[k] not in shapes] or extra   # no counterpart of any name first
         finding = (_("{names} do not correspond to the exercise's parameters").format(names=_listed(extra)) if extra
                    else _("it has nothing for the exercise's {names}").format(names=_listed(lacking)))
-    lines = [_("{cls}: {finding}").format(cls=cls, finding=finding),
+    lines = [f"{cls}: {finding}",   # the class name (code), then the translated finding
              _("Yours: {yours}").format(yours=_shapes(student, keys) or "-"),
              _("The exercise's: {ours}").format(ours=_shapes(contract, keys) or "-"),
              _("Every test that loads given weights into {cls} fails until its parameters have the names and shapes "
