@@ -16,6 +16,7 @@ import autograder.checks
 from autograder.checks import expectations
 from autograder.checks import formulas, inputs, oracles, weights
 from autograder.child import tasks
+from autograder.sandbox.errors import SubmissionError
 
 
 def test_distinct_draws_different_values_in_range():
@@ -239,5 +240,6 @@ def test_loaded_loads_converts_and_switches_to_eval(ref):
     with pytest.raises(AssertionError, match="linear2.bias"):
         weights.loaded(ref.feed_forward.PositionwiseFeedForward(6, 10), {k: v for k, v in state.items()
                                                                         if k != "linear2.bias"}, "FFN")
-    with pytest.raises(RuntimeError, match="unexpected|Unexpected"):   # strict: a key the module lacks
+    with pytest.raises(SubmissionError, match="nothing for the exercise's extra") as raised:   # strict: a key it lacks
         weights.loaded(ref.feed_forward.PositionwiseFeedForward(6, 10), {**state, "extra": torch.zeros(1)})
+    assert raised.value.kind == "names"

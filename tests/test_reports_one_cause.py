@@ -84,12 +84,13 @@ def test_the_syntax_error_is_printed_once_in_the_terminal():
 
 
 def test_named_mistakes_come_first_among_the_failures():
-    tests = [record("masks", "plain failure", "failed", output="wrong values"),
-             record("masks", "the test with a named mistake", "failed", output="wrong values", mistake="masks_padding_inverted"),
+    tests = [record("masks", "plain failure", "failed", output="wrong values at (0, 1)"),
+             record("masks", "the test with a named mistake", "failed", output="wrong values at (0, 2)",
+                    mistake="masks_padding_inverted"),
              record("masks", "passes")]
     for fmt in ("md", "html"):
         text = render.render_feedback(results(tests), fmt, student="s", lang="en", pictures=False)
-        assert text.index("the test with a named mistake") < text.index("plain failure"), fmt
+        assert text.index("Named mistakes") < text.index("the test with a named mistake") < text.index("plain failure"), fmt
         assert "Fix these first" not in text, fmt               # no shared cause here
     html = render.render_feedback(results(tests), "html", student="s", lang="en", pictures=False)
     assert html.index("plain failure") < html.index("<details>") < html.index("passes")
@@ -102,10 +103,11 @@ def test_a_named_mistake_hint_is_shown_once_per_report():
 
     line = "Likely mistake: the scores are not divided by sqrt(d_k) [attention_no_scaling]"
     tests = [TestResult(name=f"attention: case {n}", score=0.0, max_score=1.0, status="failed",
-                        output=f"values differ\n{line}", visibility="visible", tags=["attention"],
+                        output=f"values differ at case {n}\n{line}", visibility="visible", tags=["attention"],
                         mistake="attention_no_scaling") for n in range(3)]
     results = Results(score=0.0, max_score=3.0, tests=tests)
     for fmt in ("md", "html"):
         text = render.render_feedback(results, fmt, lang="en", pictures=False)
-        assert text.count("sqrt(d_k)") == 1, fmt
-        assert text.count("attention_no_scaling") == 3 and text.count("as above") == 2, fmt
+        assert text.count("sqrt(d_k)") == 1, fmt              # once, at the top, with the tests it affects
+        assert "tests affected: 3" in text, fmt
+        assert text.count("attention_no_scaling") == 4 and text.count("as above") == 3, fmt

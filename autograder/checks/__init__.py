@@ -43,8 +43,10 @@ from ``lengths``, ``random_padding_mask``, ``attention_mask``, ``random_mask``, 
 ``mha_state``, ``ffn_state``), read from a PyTorch oracle (``kit_state(module)``: an
 ``nn.MultiheadAttention``, a Transformer layer or stack), loaded (``loaded(module, state, what)``:
 the module with the state loaded, in eval mode, under the module's own names when it has the
-contract's structure under others, :mod:`.renaming`; ``expect_names``: the one names test of an
-exercise).
+contract's structure under others, :mod:`.renaming`; a structure that takes no weights explained once,
+:mod:`.structure`; ``loaded_or_own``: a property test's module, on its own weights where the state does
+not fit; ``expect_names``: the one names test of an exercise). A check fails a test whose exercise's
+own code reached a function the contract forbids (:mod:`.forbidden`).
 
 **Oracles**: :mod:`.oracles`, PyTorch modules (``torch_mha(state, ...)``, ``mha_forward``,
 ``torch_layer``, ``torch_stack``, ``randomize_``) run through the slow path by ``run(module,

@@ -22,7 +22,6 @@ and the running test (:func:`current`) in :mod:`autograder.context`. Suites impo
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Any, Callable, Iterator
 
 import torch
@@ -30,7 +29,8 @@ import torch
 from autograder import exercises, memo
 from autograder.mistakes import diagnosis, hybrid, matching
 from autograder.mistakes import implementations
-from autograder.checks.contract_errors import message_problem
+from autograder.checks import forbidden
+from autograder.checks.contract_errors import expect_raises  # noqa: F401  (a check of the API, defined there)
 from autograder.context import TestContext, current  # noqa: F401
 from autograder.i18n import _
 from autograder.mistakes.diagnosis import KnownMistakes
@@ -111,10 +111,13 @@ def student_output(run: Callable, student) -> Any:
     (:func:`autograder.mistakes.hybrid.blame`); where that differs from the reference, the composite's
     own mutant that reproduces it is named on the exception (a float causal mask built by the
     Transformer crashes the student's bool-only ``combine_masks``, and is the Transformer's mistake).
-    Instructor kit only; the exception is re-raised either way."""
+    Instructor kit only; the exception is re-raised either way, unless the code reached a function the
+    contract forbids (:func:`autograder.checks.forbidden.check`), which is then the failure."""
     try:
         return run(student)
     except SubmissionError as exc:
+        if exc.kind != "forbidden":
+            forbidden.check(student)   # a crash after a forbidden call: the forbidden call is the cause
         if exc.kind == "exception" and exc.mistake is None:
             mutant = _own_mistake_of_crash(run)
             if mutant is not None:
@@ -212,7 +215,7 @@ def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: flo
     got = student_output(run, student)
     expected = seeded_run(run, implementations.reference())
     return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid,
-                   known_mistakes=known_mistakes, reference_output=expected)
+                   known_mistakes=known_mistakes, reference_output=expected, student=student)
 
 
 def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str, atol: float = 1e-5,
@@ -233,7 +236,8 @@ def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str
     if callable(expected):
         raise TypeError("expect_equal(): expected is a function; use expect_consistent for a property of the output")
     got = student_output(run, student)
-    return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes)
+    return _expect(run, got, expected, what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes,
+                   student=student)
 
 
 def expect_consistent(run: Callable[[Any], Any], student, rule: Callable[[Any], Any], *, what: str,
@@ -249,19 +253,35 @@ def expect_consistent(run: Callable[[Any], Any], student, rule: Callable[[Any], 
     reproduces the output. See also :func:`expect_same` and :func:`expect_property`.
     """
     got = student_output(run, student)
-    return _expect(run, got, rule(got), what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes)
+    return _expect(run, got, rule(got), what=what, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes,
+                   student=student)
 
 
 def _expect(run: Callable, got: Any, expected: Any, *, what: str, atol: float, rtol: float, valid,
-            known_mistakes: KnownMistakes | None, reference_output: Any = hybrid.NOT_GIVEN) -> Any:
+            known_mistakes: KnownMistakes | None, reference_output: Any = hybrid.NOT_GIVEN, student=None) -> Any:
     """The three checks' core: compare the student's ``got`` with ``expected`` (dtypes checked)
     and name the mistake of a mismatch; returns ``got``. ``reference_output``: ``run`` on the
     kit's reference under the test's seed, when the caller computed it (the mistake search
-    does not run it again)."""
-    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes,
-                         reference_output=reference_output):
-        compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid)
+    does not run it again). A forbidden function the exercise's own code reached fails the test
+    whatever the values (:func:`autograder.checks.forbidden.check`), naming what the values show."""
+    with _forbidden_checked(student):
+        with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid, known_mistakes=known_mistakes,
+                             reference_output=reference_output):
+            compare(got, expected, what=what, atol=atol, rtol=rtol, valid=valid)
     return got
+
+
+@contextlib.contextmanager
+def _forbidden_checked(student) -> Iterator[None]:
+    """After the block (a comparison of the student's output), the ``forbidden`` failure where the
+    running exercise's own code reached a forbidden function: with the mismatch's named mistake if the
+    block raised one, else the api's."""
+    try:
+        yield
+    except Mismatch as exc:
+        forbidden.check(student, exc.mistake)
+        raise
+    forbidden.check(student)
 
 
 @contextlib.contextmanager
@@ -298,8 +318,9 @@ def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], 
     uses (modules included) so that a mutant's run draws the same random numbers.
     Returns the outputs."""
     got = student_output(run, student)
-    with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid):
-        verify(got)
+    with _forbidden_checked(student):
+        with naming_mistakes(run, got, atol=atol, rtol=rtol, valid=valid):
+            verify(got)
     return got
 
 
@@ -350,48 +371,3 @@ def expect_differs(run: Callable[[Any], tuple[Any, Any]], student, *, what: str,
                              "for code that ignores this input, so it earns no points").format(what=what))
 
     return expect_property(run, student, verify, atol=atol)
-
-
-def expect_raises(call: Callable[[], Any], error: str | tuple[str, ...] = "ValueError", *, what: str,
-                  names: tuple[str, ...] = (), values: tuple = (), match: str | None = None) -> str:
-    """Assert that ``call()`` (usually a student call) raises ``error`` (an exception class
-    name, or a tuple of names any of which will do); returns its message.
-
-    The contract asks only that a bad argument's message name the argument and the values:
-    with ``names`` (the argument's names and its dimension's names, e.g. ``("d_k", "query",
-    "key")``) and ``values`` (the offending values, e.g. ``(4, 6)``), any message that
-    contains one of ``names`` and every one of ``values`` passes (see :func:`message_problem`),
-    whatever its wording. ``match`` (a regular expression) is for a message the contract
-    words itself; contract errors use ``names``/``values``.
-
-    From the child the exception arrives as a SubmissionError of kind ``exception``
-    (with ``error_type`` and ``error_message``); locally it is the exception itself.
-    """
-    errors = (error,) if isinstance(error, str) else tuple(error)
-    error = " or ".join(errors)
-    try:
-        call()
-    except SubmissionError as exc:
-        if exc.kind != "exception":
-            raise
-        if exc.error_type not in errors:
-            raise Mismatch(_("{what} should raise {error}; instead: {message}").format(
-                what=what, error=error, message=exc.message.split("\n")[0])) from None
-        message = exc.error_message
-    except Exception as exc:  # a local (trusted) implementation
-        if type(exc).__name__ not in errors:
-            raise
-        message = str(exc)
-    else:
-        raise Mismatch(_("{what} should raise {error}, but it returned normally").format(what=what, error=error))
-    if names or values:
-        problem = message_problem(message, names, values)
-        if problem:
-            raise Mismatch(_("{what} raised {error}, but its message should name {problem}; got: {message}")
-                           .format(what=what, error=error, problem=problem, message=message))
-    if match is not None:
-        if not re.search(match, message):
-            raise Mismatch(_("{what} raised {error}, but its message should mention {match!r}; got: {message}")
-                           .format(what=what, error=error, match=match, message=message))
-    return message
-

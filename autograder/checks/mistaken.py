@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks import formulas, oracles
+from autograder.mistakes import families
 from autograder.mistakes.diagnosis import KnownMistakes, When
 
 
@@ -96,42 +97,52 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> KnownMist
     return known
 
 
-def _attention(query, key, value, mask=None, *, scale=None, dim=-1, after=1.0, invert=False):
+def _attention(query, key, value, mask=None, *, scale=None, dim=-1, after=1.0, invert=False, weights_of=None):
     """``(output, weights)`` of attention with the scores multiplied by ``scale`` (default
     1/sqrt(d_k)), the softmax over ``dim``, the weights then multiplied by ``after``, and the
-    mask's polarity inverted when ``invert``."""
+    mask's polarity inverted when ``invert``; ``weights_of(scores, mask)`` (a family's way of
+    applying the mask, :data:`autograder.mistakes.families.ATTENTION_MASK`) replaces the masked softmax."""
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = query.double() @ key.double().transpose(-2, -1) * scale
     if mask is not None and invert:
         mask = ~mask
-    weights = formulas.masked_softmax(scores, mask, dim=dim) * after
+    if weights_of is not None and mask is not None:
+        weights = weights_of(scores, torch.broadcast_to(mask, scores.shape)) * after
+    else:
+        weights = formulas.masked_softmax(scores, mask, dim=dim) * after
     return (weights @ value.double()).to(query.dtype), weights.to(query.dtype)
 
 
 def attention(query, key, value, mask=None) -> KnownMistakes:
     """Mistakes of ``scaled_dot_product_attention(query, key, value, mask)``, and of the masked
-    softmax it calls."""
-    d_k, s_k = query.shape[-1], key.shape[-2]
+    softmax it calls: the scale family (:data:`autograder.mistakes.families.ATTENTION_SCALE`), the
+    mask family (``ATTENTION_MASK``, with a mask) and the softmax's axis and place."""
+    d_k, s_q, s_k = query.shape[-1], query.shape[-2], key.shape[-2]
+    heads = query.shape[1] if query.dim() == 4 else 1
     known: KnownMistakes = {
-        "attention_no_scaling": lambda: _attention(query, key, value, mask, scale=1.0),
-        "attention_scaled_by_d_k": lambda: _attention(query, key, value, mask, scale=1 / d_k),
-        "attention_scale_multiplied": lambda: _attention(query, key, value, mask, scale=math.sqrt(d_k)),
+        v.id: (lambda v=v: _attention(query, key, value, mask, scale=v.formula(d_k, s_q, s_k, heads)))
+        for v in families.ATTENTION_SCALE}
+    known.update({
         "attention_softmax_over_queries": lambda: _attention(query, key, value, mask, dim=-2),
         "attention_scaled_after_softmax": lambda: _attention(query, key, value, mask, scale=1.0,
                                                              after=1 / math.sqrt(d_k)),
-        "attention_scaled_by_key_length": lambda: _attention(query, key, value, mask, scale=1 / math.sqrt(s_k)),
-    }
+    })
     if mask is not None:
         known["mask_softmax_polarity_inverted"] = lambda: _attention(query, key, value, mask, invert=True)
+        known.update({v.id: (lambda v=v: _attention(query, key, value, mask, weights_of=v.formula))
+                      for v in families.ATTENTION_MASK})
     return known
 
 
 def _mha(state, num_heads, query, key, value, *, key_padding_mask=None, attn_mask=None, average=True,
-         split_ok=True, merge_ok=True, scale=None, out="linear", reduce="mean"):
-    """Multi-head attention written from the formulas with one step changed (see :func:`mha`)."""
+         split_ok=True, merge_ok=True, scale=None, out="linear", reduce="mean", weights_of=None, transposed=False):
+    """Multi-head attention written from the formulas with one step changed (see :func:`mha`):
+    ``scale`` multiplies ``q k^T`` (default 1/sqrt(head_dim)), ``weights_of(scores, mask)`` applies
+    the mask instead of the masked softmax, ``transposed`` applies every weight as ``x @ W``."""
     def linear(x, name):
         bias = state.get(f"{name}.bias")
-        return F.linear(x.double(), state[f"{name}.weight"].double(), None if bias is None else bias.double())
+        weight = state[f"{name}.weight"].double()
+        return F.linear(x.double(), weight.t() if transposed else weight, None if bias is None else bias.double())
 
     batch, width = query.shape[0], query.shape[-1]
     head_dim = width // num_heads
@@ -147,10 +158,16 @@ def _mha(state, num_heads, query, key, value, *, key_padding_mask=None, attn_mas
     if key_padding_mask is not None:
         pad = key_padding_mask[:, None, None, :]
         mask = pad if mask is None else mask | pad
-    q = split(linear(query, "q_proj"))
-    if scale is not None:
-        q = q * scale * math.sqrt(head_dim)
-    heads, weights = formulas.attention(q, split(linear(key, "k_proj")), split(linear(value, "v_proj")), mask)
+    q, k, v = split(linear(query, "q_proj")), split(linear(key, "k_proj")), split(linear(value, "v_proj"))
+    if scale is not None or weights_of is not None:
+        scores = q @ k.transpose(-2, -1) * (1 / math.sqrt(head_dim) if scale is None else scale)
+        if weights_of is not None and mask is not None:
+            weights = weights_of(scores, torch.broadcast_to(mask, scores.shape))
+        else:
+            weights = formulas.masked_softmax(scores, mask)
+        heads = weights @ v
+    else:
+        heads, weights = formulas.attention(q, k, v, mask)
     seq_len = query.shape[1]
     merged = (heads.transpose(1, 2) if merge_ok else heads).reshape(batch, seq_len, width)
     output = merged if out == "none" else linear(merged, "out_proj")
@@ -163,8 +180,11 @@ def _mha(state, num_heads, query, key, value, *, key_padding_mask=None, attn_mas
 
 def mha(state, num_heads, query, key, value, **kwargs) -> KnownMistakes:
     """Mistakes of ``MultiHeadAttention`` loaded with ``state`` (the kit's names ``q_proj`` ...):
-    ``kwargs`` are ``key_padding_mask``, ``attn_mask`` and ``average`` (average_attn_weights)."""
+    ``kwargs`` are ``key_padding_mask``, ``attn_mask`` and ``average`` (average_attn_weights). The
+    scale and mask families (:data:`autograder.mistakes.families.MHA_SCALE`, ``MHA_MASK``), the
+    weights' layout, the heads' split and merge, the output projection."""
     d_model = query.shape[-1]
+    head_dim = d_model // num_heads
 
     def run(**change):
         return lambda: _mha(state, num_heads, query, key, value, **kwargs, **change)
@@ -176,8 +196,12 @@ def mha(state, num_heads, query, key, value, **kwargs) -> KnownMistakes:
         "mha_scaled_by_sqrt_d_model": run(scale=1 / math.sqrt(d_model)),
         "mha_no_out_proj": run(out="none"),
         "mha_relu_after_out_proj": run(out="relu"),
-        "attention_no_scaling": run(scale=1.0),
+        "mha_weights_transposed": run(transposed=True),
     }
+    known.update({v.id: run(scale=v.formula(head_dim, d_model, num_heads, query.shape[1], key.shape[1]))
+                  for v in families.MHA_SCALE})
+    if kwargs.get("key_padding_mask") is not None or kwargs.get("attn_mask") is not None:
+        known.update({v.id: run(weights_of=v.formula) for v in families.MHA_MASK})
     if kwargs.get("average", True):
         known["mha_heads_summed"] = run(reduce="sum")
     return known
@@ -209,16 +233,19 @@ def fused_projections(d_model: int) -> KnownMistakes:
 
 
 def feed_forward(state, x) -> KnownMistakes:
-    """Mistakes of ``PositionwiseFeedForward`` loaded with ``state`` (``linear1``, ``linear2``), in eval mode."""
+    """Mistakes of ``PositionwiseFeedForward`` loaded with ``state`` (``linear1``, ``linear2``), in eval
+    mode: the activation family (:data:`autograder.mistakes.families.FFN_ACTIVATION`), the ReLU's
+    place and a residual of its own."""
     def lin(h, name):
         return F.linear(h, state[f"{name}.weight"], state[f"{name}.bias"])
 
-    return {
-        "ffn_no_relu": lambda: lin(lin(x, "linear1"), "linear2"),
-        "ffn_gelu": lambda: lin(F.gelu(lin(x, "linear1")), "linear2"),
+    known: KnownMistakes = {v.id: (lambda v=v: lin(v.formula(lin(x, "linear1")), "linear2"))
+                            for v in families.FFN_ACTIVATION}
+    known.update({
         "ffn_relu_after_output": lambda: F.relu(lin(lin(x, "linear1"), "linear2")),
         "ffn_adds_residual": lambda: x + lin(F.relu(lin(x, "linear1")), "linear2"),
-    }
+    })
+    return known
 
 
 def ffn_shapes(d_model: int) -> KnownMistakes:
@@ -254,27 +281,32 @@ def flipped_norm(kind: str, module, norm_first: bool, *args, **kwargs) -> KnownM
     return {f"{kind}_always_{'post' if norm_first else 'pre'}_ln": run}
 
 
-def _rotate(x: torch.Tensor, *, halves: bool, clockwise: bool) -> torch.Tensor:
-    seq_len, head_dim = x.shape[-2], x.shape[-1]
-    cos, sin = formulas.rope_angles(head_dim, seq_len)
+def _rotate(x: torch.Tensor, *, halves: bool, clockwise: bool, share: int = 1) -> torch.Tensor:
+    """RoPE in the interleaved or rotate-half layout, either sense, on the first ``head_dim / share``
+    features of each head (frequencies over that width; the rest passed through)."""
+    seq_len, rot = x.shape[-2], x.shape[-1] // share
+    cos, sin = formulas.rope_angles(rot, seq_len)
     cos, sin = cos.double(), sin.double()
     if clockwise:
         sin = -sin
-    xd = x.double()
-    a, b = (xd[..., : head_dim // 2], xd[..., head_dim // 2:]) if halves else (xd[..., 0::2], xd[..., 1::2])
+    xd, rest = x.double()[..., :rot], x.double()[..., rot:]
+    a, b = (xd[..., : rot // 2], xd[..., rot // 2:]) if halves else (xd[..., 0::2], xd[..., 1::2])
     first, second = a * cos - b * sin, a * sin + b * cos
-    if halves:
-        return torch.cat((first, second), dim=-1).to(x.dtype)
-    return torch.stack((first, second), dim=-1).flatten(-2).to(x.dtype)
+    rotated = torch.cat((first, second), dim=-1) if halves else torch.stack((first, second), dim=-1).flatten(-2)
+    return torch.cat((rotated, rest), dim=-1).to(x.dtype)
 
 
 def rope(x: torch.Tensor) -> KnownMistakes:
-    """Conventions other than the contract's for ``apply_rope(x)`` (positions 0..S-1)."""
-    return {
+    """Conventions other than the contract's for ``apply_rope(x)`` (positions 0..S-1): the layout and
+    sense of the rotation, and the part of each head rotated (:data:`autograder.mistakes.families.ROPE_PARTIAL`)."""
+    known: KnownMistakes = {
         "rope_rotate_half": lambda: _rotate(x, halves=True, clockwise=False),
         "rope_clockwise": lambda: _rotate(x, halves=False, clockwise=True),
         "rope_rotate_half_clockwise": lambda: _rotate(x, halves=True, clockwise=True),
     }
+    known.update({v.id: (lambda v=v: _rotate(x, halves=v.params[1], clockwise=False, share=v.params[0]))
+                  for v in families.ROPE_PARTIAL if (x.shape[-1] // v.params[0]) % 2 == 0})
+    return known
 
 
 def rope_angles(head_dim: int, max_len: int) -> KnownMistakes:
@@ -294,3 +326,14 @@ def fixed_bottleneck() -> KnownMistakes:
     """Mistakes of ``(encode(x).shape for latent_dim 8, for latent_dim 32)``: one code width whatever
     ``latent_dim`` is (a structural test, :class:`~autograder.mistakes.diagnosis.When`)."""
     return {"autoencoder_fixed_latent": When(lambda got: got[0][1] == got[1][1] and got[0][1] not in (8, 32))}
+
+
+def greedy_length(expected: torch.Tensor) -> KnownMistakes:
+    """Mistakes of ``greedy_decode(..., max_len)`` whose right answer is ``expected`` (``[B, max_len]``,
+    no row ending): one more column, ``max_len`` counted as new tokens after BOS (a convention,
+    :data:`autograder.mistakes.families.GREEDY_LENGTH`)."""
+    def longer(got):
+        return (tuple(got.shape) == (expected.shape[0], expected.shape[1] + 1)
+                and torch.equal(got[:, : expected.shape[1]].cpu(), expected))
+
+    return {"transformer_greedy_max_len_off_by_one": When(longer)}

@@ -91,6 +91,8 @@ from pathlib import Path
 
 import torch
 
+from autograder.mistakes import diagnosis
+
 try:  # instructor-only: the student edition ships no mistake catalog
     from autograder.mistakes import catalog
 except ImportError:
@@ -136,14 +138,15 @@ def linear_credit(value: float, zero_at: float, full_at: float) -> float:
     return min(1.0, max(0.0, frac))
 
 
-def named_mistake(mutant_id: str) -> catalog.Mutant | None:
-    """The catalog entry ``mutant_id``, or None (student edition, or not in the catalog)."""
-    if catalog is None:
-        return None
-    try:
-        return catalog.by_id(mutant_id)
-    except (KeyError, catalog.CatalogError):
-        return None
+def named_mistake(mutant_id: str):
+    """The catalog entry ``mutant_id`` (instructor kit), else the public formulas' entry of the same id
+    (:data:`autograder.mistakes.diagnosis.KNOWN`, both editions), or None."""
+    if catalog is not None:
+        try:
+            return catalog.by_id(mutant_id)
+        except (KeyError, catalog.CatalogError):
+            pass
+    return diagnosis.KNOWN.get(mutant_id)
 
 
 def run_seed(value: int | None = None) -> int:

@@ -17,6 +17,7 @@ import torch
 from autograder.checks import draws
 from autograder.checks.training import named_mistake
 from autograder.i18n import _
+from autograder.mistakes import matching
 
 
 def losses_problem(losses, epochs: int) -> str | None:
@@ -60,41 +61,54 @@ def loop_probe(seed: int, probe: LoopProbe = LOOP) -> tuple[dict, list]:
 
 
 def adam_loop(state: dict, batches: list, epochs: int, lr: float, loss: str = "mse", *, zero_grad: bool = True,
-              step: bool = True, loss_record: str = "mean") -> tuple[dict, list]:
+              step: bool = True, loss_record: str = "mean", optimizer: str = "adam", weight_decay: float = 0.0,
+              reduction: str = "mean") -> tuple[dict, list]:
     """What ``train_autoencoder`` must do, computed by the kit: ``Adam(model.parameters(), lr)``
     on the probe model loaded with ``state``, for each epoch and batch: forward, the loss against
     the images (``"mse"``: ``nn.MSELoss()``; ``"bce"``: ``nn.BCELoss()`` on the sigmoid output),
     ``zero_grad``, ``backward``, ``step``; the mean batch loss per epoch. The keyword switches
-    build the known wrong loops (no ``zero_grad``, no ``step``, the epoch's summed loss).
-    Returns ``(state_dict after, losses)``."""
+    build the loops real code writes instead (:data:`LOOP_MISTAKES`): no ``zero_grad``, no ``step``,
+    the epoch's summed or last batch loss (``loss_record`` ``"sum"``, ``"last"``), another
+    ``optimizer`` (``"adamw"``, ``"sgd"``) or a ``weight_decay``, a loss summed over the pixels
+    (``reduction="sum"``). Returns ``(state_dict after, losses)``."""
     from autograder.child import tasks
 
     model = tasks.probe_autoencoder()
     model.load_state_dict(state)
     model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = torch.nn.MSELoss() if loss == "mse" else torch.nn.BCELoss()
+    make = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[optimizer]
+    opt = make(model.parameters(), lr=lr, weight_decay=weight_decay)
+    loss_fn = torch.nn.MSELoss(reduction=reduction) if loss == "mse" else torch.nn.BCELoss(reduction=reduction)
     history = []
     for _epoch in range(epochs):
-        total = 0.0
+        values = []
         for images in batches:
             value = loss_fn(model(images), images)
             if zero_grad:
-                optimizer.zero_grad()
+                opt.zero_grad()
             value.backward()
             if step:
-                optimizer.step()
-            total += float(value.detach())
-        history.append(total / len(batches) if loss_record == "mean" else total)
+                opt.step()
+            values.append(float(value.detach()))
+        history.append({"mean": sum(values) / len(values), "sum": sum(values), "last": values[-1]}[loss_record])
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, history
 
 
-# the wrong loops worth naming: catalog id -> adam_loop switches
+# The loops real code writes instead, by catalog id (autograder.mistakes.families.LOOP): the adam_loop
+# switches of each setting tried, in order (a weight decay is searched over the values code uses).
 LOOP_MISTAKES = {
-    "autoencoder_no_optimizer_step": {"step": False},
-    "autoencoder_no_zero_grad": {"zero_grad": False},
-    "autoencoder_summed_epoch_loss": {"loss_record": "sum"},
+    "autoencoder_no_optimizer_step": ({"step": False},),
+    "autoencoder_no_zero_grad": ({"zero_grad": False},),
+    "autoencoder_summed_epoch_loss": ({"loss_record": "sum"},),
+    "autoencoder_last_batch_loss": ({"loss_record": "last"},),
+    "autoencoder_summed_pixel_loss": ({"reduction": "sum"},),
+    "autoencoder_adam_weight_decay": tuple({"weight_decay": wd} for wd in (1e-5, 1e-4, 1e-3, 1e-2, 1e-6, 5e-5, 5e-4)),
+    "autoencoder_adamw": tuple({"optimizer": "adamw", "weight_decay": wd} for wd in (1e-2, 1e-3, 1e-4, 1e-5)),
+    "autoencoder_lr_ignored": ({"lr": 1e-3}, {"lr": 1e-4}),
+    "autoencoder_sgd": ({"optimizer": "sgd"},),
 }
+#: the record mistakes, also tried together with each of the others (one loop, two choices)
+RECORDS = ("autoencoder_summed_epoch_loss", "autoencoder_last_batch_loss")
 
 
 def _same_state(got, want: dict, atol: float = 1e-5) -> bool:
@@ -111,19 +125,47 @@ def _same_losses(got, want: list) -> bool:
 
 def loop_verdict(state: dict, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
     """``(None, None)`` when ``(state, losses)`` is what the kit's Adam loop gives from
-    ``initial`` and ``batches`` (with MSE or BCE), else ``(student-facing text, catalog mistake
-    or None)``."""
+    ``initial`` and ``batches`` (with MSE or BCE), else ``(student-facing text, mistake or None)``:
+    the loop of :data:`LOOP_MISTAKES` that reproduces the student's (one setting, or a record
+    mistake with another: named ``a+b``), computed on the same probe; its settings are added to
+    the text."""
     expected = {loss: adam_loop(initial, batches, probe.epochs, probe.lr, loss) for loss in ("mse", "bce")}
     if any(_same_state(state, want_state) and _same_losses(losses, want_losses)
            for want_state, want_losses in expected.values()):
         return None, None
     text = _loop_text(state, losses, initial, batches, probe, *expected["mse"])
-    for mutant_id, switches in LOOP_MISTAKES.items():
+    for ids, switches in _loop_trials():
         for loss in ("mse", "bce"):
-            want_state, want_losses = adam_loop(initial, batches, probe.epochs, probe.lr, loss, **switches)
+            settings = {"lr": probe.lr, **switches}
+            want_state, want_losses = adam_loop(initial, batches, probe.epochs, loss=loss, **settings)
             if _same_state(state, want_state) and _same_losses(losses, want_losses):
-                return text, named_mistake(mutant_id)
+                shown = ", ".join(f"{k}={v!r}" for k, v in switches.items())
+                text += "\n" + _("The grader's loop gives exactly your parameters and losses with {settings}.").format(
+                    settings=shown)
+                return text, _named(ids)
     return text, None
+
+
+def _loop_trials():
+    """``(mistake ids, adam_loop switches)`` in the order tried: each setting of
+    :data:`LOOP_MISTAKES`, then each record mistake with each other setting."""
+    for mutant_id, settings in LOOP_MISTAKES.items():
+        for switches in settings:
+            yield (mutant_id,), switches
+    for record in RECORDS:
+        for mutant_id, settings in LOOP_MISTAKES.items():
+            if mutant_id in RECORDS:
+                continue
+            for switches in settings:
+                yield (record, mutant_id), {**LOOP_MISTAKES[record][0], **switches}
+
+
+def _named(ids):
+    """The mistake of ``ids`` (one, or two named together as ``a+b``), or None where unknown."""
+    parts = [named_mistake(i) for i in ids]
+    if any(part is None for part in parts):
+        return None
+    return parts[0] if len(parts) == 1 else matching.Combined(tuple(parts))
 
 
 def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe, want_state: dict,

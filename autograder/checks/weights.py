@@ -6,7 +6,9 @@ A test loads the same state dict into the student's module, the reference and th
 number for number. Names follow exercises/README.md
 (``q_proj.weight``, ``linear1.bias``, ``self_attn.q_proj.weight``, ``layers.0.norm1.weight``, ...);
 a module with the same structure under other names is loaded under its own (:mod:`.renaming`),
-and :func:`expect_names`, one test per exercise, counts the names. Drawn: :func:`linear_state`, :func:`mha_state`, :func:`ffn_state`; read from a PyTorch module
+and :func:`expect_names`, one test per exercise, counts the names; a structure that takes no
+weights is explained once (:mod:`.structure`), and property tests then run on the module's own weights
+(:func:`loaded_or_own`). Drawn: :func:`linear_state`, :func:`mha_state`, :func:`ffn_state`; read from a PyTorch module
 (:mod:`autograder.checks.oracles`): :func:`kit_state`.
 """
 
@@ -17,7 +19,7 @@ import math
 import torch
 from torch import nn
 
-from autograder.checks import renaming
+from autograder.checks import forbidden, renaming, structure
 from autograder.checks.inputs import randn
 from autograder.context import current
 from autograder.i18n import _
@@ -146,17 +148,18 @@ def _class(module) -> str:
     return str(name).rpartition(".")[2]
 
 
-def _no_match(module, unnamed: list[str], reason: str) -> SubmissionError:
-    """The failure when no correspondence exists: kind ``names``, a first line that depends only on
-    the module's class, so the reports show it once (reports/causes.py); then why, with shapes."""
-    keys = sorted(unnamed)
-    text = _("{what} has parameters or buffers the exercise does not name, and they do not correspond one to "
-             "one to the exercise's by shape").format(what=_class(module))
-    text += "\n" + reason + "\n" + _("Not named by the exercise: {keys}").format(
-        keys=", ".join(keys[:8]) + (", ..." if len(keys) > 8 else ""))
-    text += "\n" + _("Use the attribute names of exercises/README.md (or the same structure under other names): "
-                     "every test that loads weights into this module fails until then.")
-    return SubmissionError("names", text)
+def _not_loaded(module, state: dict[str, torch.Tensor], student_layout=None) -> SubmissionError:
+    """The failure when ``state`` does not go into ``module``: kind ``names``, one message per
+    structure naming the attributes and what the contract expects (:func:`.structure.explain`), with
+    the mistake the structure shows; a forbidden class the module holds (``nn.MultiheadAttention``)
+    is the failure instead (:func:`.forbidden.check`)."""
+    ctx = current(required=False)
+    if ctx is not None:
+        forbidden.check(ctx.run.student)
+    theirs = layout(module) if student_layout is None else student_layout
+    text, mistake = structure.explain(renaming.layout_of(state), theirs, cls=_class(module),
+                                      exercise=ctx.exercise if ctx is not None else None)
+    return SubmissionError("names", text, mistake=mistake)
 
 
 def transformer_state(src_vocab: int, tgt_vocab: int, d_model: int, num_heads: int, num_encoder_layers: int,
@@ -190,19 +193,26 @@ def load(module, state: dict[str, torch.Tensor], *, strict: bool = False) -> Non
     missing final norm). Messages name the module's class.
 
     Raises:
-        SubmissionError: kind ``names``: the module has parameters or buffers the state lacks and no
-            correspondence exists; (``strict``) PyTorch's error when the module lacks some of the
-            state's keys and has none the state lacks; what the student's ``load_state_dict`` raises.
+        SubmissionError: kind ``names`` (:func:`_not_loaded`, one message per structure): the module has
+            parameters or buffers the state lacks and no correspondence exists, a parameter of another
+            shape (a transposed weight), or (``strict``) it lacks some of the state's keys (a bias);
+            what the student's ``load_state_dict`` raises otherwise.
     """
-    missing, unexpected = module.load_state_dict(state, strict=False)
-    if not missing:
-        if strict and unexpected:
-            module.load_state_dict(state)   # PyTorch's own message, as before
-        return
     try:
-        pairs = renaming.correspond(renaming.layout_of(state), layout(module), strict=strict)
-    except renaming.NoCorrespondence as exc:
-        raise _no_match(module, list(missing), str(exc)) from None
+        missing, unexpected = module.load_state_dict(state, strict=False)
+    except SubmissionError as exc:   # PyTorch's "size mismatch for linear1.weight": a structure
+        if exc.kind != "exception" or "size mismatch" not in exc.error_message:
+            raise
+        raise _not_loaded(module, state) from None
+    if not missing:
+        if strict and unexpected:   # the module lacks some of the state's keys (a bias)
+            raise _not_loaded(module, state)
+        return
+    theirs = layout(module)
+    try:
+        pairs = renaming.correspond(renaming.layout_of(state), theirs, strict=strict)
+    except renaming.NoCorrespondence:
+        raise _not_loaded(module, state, theirs) from None
     module.load_state_dict({pairs[k]: v for k, v in state.items() if k in pairs}, strict=strict)
     ctx = current(required=False)
     if ctx is not None:
@@ -225,9 +235,9 @@ def expect_names(build, student, state: dict[str, torch.Tensor], *, what: str, u
             the structure itself next, e.g. to name fused projections).
 
     Raises:
-        AssertionError: renamed attributes of this exercise (each named, ``yours -> exercise's``);
-            the exercise's parameters missing. SubmissionError (kind ``names``): parameters the
-            exercise does not name, no correspondence.
+        AssertionError: renamed attributes of this exercise (each named, ``yours -> exercise's``).
+        SubmissionError (kind ``names``, :func:`_not_loaded`): no correspondence (parameters the exercise
+            does not name or lacks, other shapes).
     """
     module = build(student)
     theirs, ours = layout(module), renaming.layout_of(state)
@@ -235,15 +245,10 @@ def expect_names(build, student, state: dict[str, torch.Tensor], *, what: str, u
         return
     try:
         pairs = renaming.correspond(ours, theirs, strict=True)
-    except renaming.NoCorrespondence as exc:
+    except renaming.NoCorrespondence:
         if not unmatched:
             return
-        named = {k for k, _ in ours}
-        unnamed = [k for k, _ in theirs if k not in named]
-        if unnamed:
-            raise _no_match(module, unnamed, str(exc)) from None
-        raise AssertionError(_("{what}: the parameters and buffers do not match the exercise's ({reason})").format(
-            what=what, reason=exc)) from None
+        raise _not_loaded(module, state, theirs) from None
     ctx = current(required=False)
     renamed = renaming.renamed_attributes(pairs, ctx.exercise if ctx is not None else None)
     if renamed:
@@ -279,5 +284,20 @@ def loaded(module, state: dict[str, torch.Tensor], what: str | None = None, *, d
     load(module, state, strict=what is None)
     if dtype is not None:
         module.to(dtype)
+    module.eval()
+    return module
+
+
+def loaded_or_own(module, state: dict[str, torch.Tensor], what: str | None = None):
+    """:func:`loaded` for a property test that needs no given weights (a batch swap, causality,
+    padded keys): where ``state`` does not go into ``module`` (kind ``names``: another structure,
+    already explained once by the tests that need the weights), ``module`` in eval mode with its own
+    weights, so the property is still judged on the student's code. A forbidden class in the module
+    still fails the test (:func:`.forbidden.check`)."""
+    try:
+        return loaded(module, state, what)
+    except SubmissionError as exc:
+        if exc.kind != "names":
+            raise
     module.eval()
     return module

@@ -26,6 +26,9 @@ the pipe pair it was given:
                                        now on (:mod:`.proxies`; their calls are callbacks to the
                                        parent, :mod:`.components`); ``fresh`` stops serving them
 
+A reply may carry ``forbidden``: the ``[api, module]`` uses of the functions and classes the contract
+forbids that the request's student code reached (:mod:`.forbidden`).
+
 Everything that goes wrong inside student code comes back as an error record
 (``kind`` in missing_file, syntax_error, import_error, not_implemented, system_exit,
 exception, encode_error) with only the submission's own traceback frames. Nothing
@@ -46,7 +49,7 @@ import sys
 import traceback
 import types
 
-from . import frames, state, wire
+from . import forbidden, frames, state, wire
 
 MAX_TEXT = 4000
 MAX_LIST = 10_000
@@ -364,6 +367,7 @@ def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) ->
     sys.path[:] = [p for p in sys.path if p and "_tkit_runtime" not in p]
     sys.path.insert(0, submission)
     sys.dont_write_bytecode = True
+    forbidden.install(submission)   # before the Server's snapshot of the process state
     server = Server(submission, info)
     inbox = bytearray()
     from . import components
@@ -384,6 +388,9 @@ def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) ->
             enc = wire.Encoder(server.make_ref)
             reply = {"id": req.get("id"), "ok": False,
                      "error": server.error_record(exc, req.get("op"), req.get("module"))}
+        used = forbidden.take()
+        if used:   # the contract's forbidden functions this request's student code reached
+            reply["forbidden"] = used
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -2,6 +2,8 @@
 
 - :mod:`.implementations`: the reference solutions and their mutants, loaded in the parent;
 - :mod:`.catalog`: the known mistakes of each exercise (instructor kit only);
+- :mod:`.families`: the families of mistakes real code makes at one site (activation, scale, mask
+  placement, rotary share, layout...), one table each for the catalog and the diagnosis;
 - :mod:`.comparison`: a student's output against the expected one (:class:`~.comparison.Mismatch`);
 - :mod:`.matching`: two catalog mistakes made together;
 - :mod:`.diagnosis`: mistakes named from the public formulas alone (both editions);

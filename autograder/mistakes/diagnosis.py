@@ -12,7 +12,9 @@ Post-LN. A public test that knows them passes them to its check (``known_mistake
 :func:`name` returns the :class:`Known` mistake whose output it matches most closely, in both
 editions of the kit.
 
-The ids are the catalog's, so a mistake gets the same name in self-check and in grading.
+The ids are the catalog's, so a mistake gets the same name in self-check and in grading; every
+variant of :mod:`autograder.mistakes.families` is an entry, and :data:`FORBIDDEN` holds the forbidden
+functions :mod:`autograder.checks.forbidden` names.
 Nothing here reads ``solutions/`` or the catalog: this module ships in the student edition.
 """
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from autograder.i18n import authored
+from autograder.mistakes import families
 from autograder.mistakes.comparison import Mismatch, compare, distance
 
 
@@ -113,24 +116,12 @@ _ENTRIES = (
        "combine_masks 가 key_padding_mask [B, S_k] 에 헤드 축과 query 축을 넣지 않고 attn_mask [S_q, S_k] 와 "
        "합쳤습니다. 먼저 [B, 1, 1, S_k] (key_padding_mask[:, None, None, :]) 로 바꾸세요"),
     # exercise 4: attention
-    _k("attention_no_scaling", "attention",
-       "the scores are not divided by sqrt(d_k) (equation 1 of Vaswani et al. 2017)",
-       "점수를 sqrt(d_k) 로 나누지 않았습니다 (Vaswani 외 2017 식 1)"),
-    _k("attention_scaled_by_d_k", "attention",
-       "the scores are divided by d_k instead of sqrt(d_k)",
-       "점수를 sqrt(d_k) 가 아니라 d_k 로 나누었습니다"),
-    _k("attention_scale_multiplied", "attention",
-       "the scores are multiplied by sqrt(d_k); they should be divided by it",
-       "점수에 sqrt(d_k) 를 곱했습니다. 나누어야 합니다"),
     _k("attention_softmax_over_queries", "attention",
        "the softmax runs over the queries (dim=-2); each query's weights over the keys (dim=-1) must sum to 1",
        "softmax 를 query 축(dim=-2)으로 계산했습니다. 각 query 의 key 에 대한 가중치(dim=-1) 합이 1 이어야 합니다"),
     _k("attention_scaled_after_softmax", "attention",
        "the weights are divided by sqrt(d_k) after the softmax; scale the scores before it",
        "softmax 뒤에 가중치를 sqrt(d_k) 로 나누었습니다. softmax 전에 점수를 나누세요"),
-    _k("attention_scaled_by_key_length", "attention",
-       "the scores are divided by the square root of the number of keys S_k; divide by sqrt(d_k)",
-       "점수를 key 개수 S_k 의 제곱근으로 나누었습니다. sqrt(d_k) 로 나누어야 합니다"),
     # exercise 5: multi-head attention
     _k("mha_split_without_transpose", "multi_head_attention",
        "the heads are cut with view/reshape straight to [B, H, S, D/H] without a transpose, which mixes "
@@ -169,12 +160,6 @@ _ENTRIES = (
        "셀프 어텐션에서 패딩된 query 의 행도 가렸습니다 (가중치가 0, 출력이 out_proj.bias). 흔"
        "히 쓰는 선택이지만 이 과제는 nn.MultiheadAttention 처럼 모든 query 행을 계산하고, 패딩 위치는 key 패딩 마스크로만 제외합니다 (패딩된 행의 값은 뒤에서 쓰이지 않습니다)", convention=True),
     # exercise 6: feed-forward
-    _k("ffn_no_relu", "feed_forward",
-       "the ReLU between linear1 and linear2 is missing: FFN(x) = max(0, x W1 + b1) W2 + b2",
-       "linear1 과 linear2 사이의 ReLU 가 빠졌습니다: FFN(x) = max(0, x W1 + b1) W2 + b2"),
-    _k("ffn_gelu", "feed_forward",
-       "GELU is used instead of ReLU (GELU is BERT's choice; the paper and this exercise use ReLU)",
-       "ReLU 대신 GELU 를 썼습니다 (GELU 는 BERT 의 선택이고, 논문과 이 과제는 ReLU 를 씁니다)"),
     _k("ffn_relu_after_output", "feed_forward",
        "the ReLU is applied after linear2 instead of between linear1 and linear2",
        "ReLU 를 linear1 과 linear2 사이가 아니라 linear2 뒤에 적용했습니다"),
@@ -245,7 +230,17 @@ _ENTRIES = (
        "주파수 지수를 2i/head_dim 이 아니라 i/head_dim 으로 썼습니다"),
 )
 
-KNOWN: dict[str, Known] = {entry.id: entry for entry in _ENTRIES}
+def _from_families() -> tuple[Known, ...]:
+    """Every variant of :mod:`autograder.mistakes.families` (its id, exercise, hints, convention)."""
+    return tuple(Known(v.id, v.exercise, v.en, v.ko, v.convention) for v in families.VARIANTS.values())
+
+
+KNOWN: dict[str, Known] = {entry.id: entry for entry in _ENTRIES + _from_families()}
+
+#: the forbidden functions, by the id :mod:`autograder.checks.forbidden` names (no exercise of their own)
+FORBIDDEN: dict[str, Known] = {v.id: Known(v.id, v.exercise, v.en, v.ko) for v in families.FORBIDDEN}
+if len(KNOWN) != len(_ENTRIES) + len(families.VARIANTS):   # a family variant written here twice
+    raise ValueError("an id of mistakes.families is also an entry of diagnosis._ENTRIES")
 
 
 def _holds(pattern: "When", got: Any) -> bool:
@@ -253,6 +248,11 @@ def _holds(pattern: "When", got: Any) -> bool:
         return bool(pattern.test(got))
     except Exception:  # a student's output of an unexpected form is simply not this mistake
         return False
+
+
+def lookup(mistake_id: str | None) -> Known | None:
+    """The entry of ``mistake_id`` in :data:`KNOWN` or :data:`FORBIDDEN`, else None."""
+    return KNOWN.get(mistake_id or "") or FORBIDDEN.get(mistake_id or "")
 
 
 @dataclass(frozen=True)

@@ -60,16 +60,25 @@ class Combined:
         return _("; and ").join(part.hint() for part in self.parts)
 
 
+def _family(mutant) -> str | None:
+    """The family a generated mutant belongs to (its ``family:<name>`` tag), else None."""
+    return next((tag[7:] for tag in getattr(mutant, "tags", ()) if tag.startswith("family:")), None)
+
+
 def pair_trials(own) -> list[tuple[Combined, tuple]]:
     """``(name, mutants to apply)`` for every pair of ``own`` (an exercise's mutants, in catalog
-    order), conventions not paired with each other; empty when ``own`` has more than
-    :data:`MAX_PAIRED_MUTANTS` entries. Pairs whose patches collide fail to build
-    (:class:`autograder.mistakes.catalog.CatalogError`) and are skipped by ``identify``."""
-    if len(own) > MAX_PAIRED_MUTANTS:
+    order), conventions not paired with each other, nor two variants of one family (one site, one
+    choice: :func:`autograder.mistakes.catalog.generated`); empty when ``own`` has more than
+    :data:`MAX_PAIRED_MUTANTS` hand-written entries (a family's variants do not count). Pairs whose
+    patches collide fail to build (:class:`autograder.mistakes.catalog.CatalogError`) and are
+    skipped by ``identify``."""
+    if sum(_family(m) is None for m in own) > MAX_PAIRED_MUTANTS:
         return []
     trials = []
     for first, second in combinations(own, 2):
         if first.convention and second.convention:
+            continue
+        if _family(first) is not None and _family(first) == _family(second):
             continue
         trials.append((Combined((first, second)), (first, second)))
     return trials

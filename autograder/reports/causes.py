@@ -1,8 +1,11 @@
 """One message per cause: failures that share one cause are shown once, with a count.
 
-A syntax error, a missing file, a timeout, an untouched TODO ("not implemented yet") or a module
+A syntax error, a missing file, a timeout, an untouched TODO ("not implemented yet"), a module
 whose parameters match the exercise's neither by name nor by structure (kind ``names``,
-:func:`autograder.checks.weights.load`) fails every test that meets it, with the same message. :func:`of_tests` groups the failing tests by
+:func:`autograder.checks.weights.load`) or a function the contract forbids (kind ``forbidden``) fails
+every test that meets it, with the same message; so does a premise several property tests share (a
+model that ignores its source: "nothing changed", kind ``repeated``, any public failure whose first
+line another public failure repeats). :func:`of_tests` groups the failing tests by
 cause so that the reports (:mod:`autograder.reports.render`, :mod:`autograder.reports.console`)
 show each message once, at the top, with how many tests it affects; the tests themselves then
 only point to it. Presentation only: no score changes.
@@ -37,6 +40,8 @@ FAILURE_HINTS = {
     "protocol": N_("your code disturbed the grader's process"),
     "gave_up": N_("the grader skipped the remaining tests after your code crashed or timed out repeatedly"),
     "names": N_("the module's parameters do not match the exercise's names or structure"),
+    "forbidden": N_("your code uses a function the contract forbids"),
+    "repeated": N_("the same failure in several tests"),
 }
 
 
@@ -46,7 +51,7 @@ def hint(kind: str) -> str:
 
 
 # the failure kinds (SubmissionError kinds) that one message explains for many tests
-KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names")
+KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names", "forbidden")
 
 
 def _first_line(text: str | None) -> str:
@@ -67,6 +72,24 @@ def _key(test: TestResult) -> tuple[str, str]:
     if test.failure in BY_KIND:
         return (str(test.failure), "")
     return (str(test.failure), _first_line(test.output))
+
+
+def _repeated(tests: list[TestResult], causes: list[dict], which: dict[int, int]) -> None:
+    """Add a ``repeated`` cause for each first line that two or more failing public tests not yet in
+    a cause share (the tests' own messages, the mistake line apart, are then shown once)."""
+    groups: dict[str, list[int]] = {}
+    for i, test in enumerate(tests):
+        if test.passed or test.hidden or i in which or not_graded.reason(test):
+            continue
+        line = _first_line(test.output)
+        if line:
+            groups.setdefault(line, []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        which.update((i, len(causes)) for i in members)
+        causes.append({"kind": "repeated", "output": tests[members[0]].output or "", "count": len(members),
+                       "exercises": list(dict.fromkeys(tests[i].exercise for i in members)), "tests": members})
 
 
 def of_tests(tests: list[TestResult]) -> tuple[list[dict], dict[int, int]]:
@@ -102,6 +125,7 @@ def of_tests(tests: list[TestResult]) -> tuple[list[dict], dict[int, int]]:
             if test.exercise not in cause["exercises"]:
                 cause["exercises"].append(test.exercise)
             which[i] = by_key[key]
+    _repeated(tests, causes, which)
     order = sorted(range(len(causes)), key=lambda c: min(causes[c]["tests"]))
     renumber = {old: new for new, old in enumerate(order)}
     return [causes[c] for c in order], {i: renumber[c] for i, c in which.items()}

@@ -40,6 +40,7 @@ def _details(results: Results, verbose: bool, shared_causes: list[dict]) -> tupl
     shared = {i for c in shared_causes for i in c["tests"]}
     real = [t for i, t in enumerate(results.tests) if not t.passed and not not_graded.reason(t)
             and i not in shared]
+    real.sort(key=lambda t: not t.mistake)   # the named mistakes' tests first
     cut = sum(max(0, len((c["output"] or "").splitlines()) - MAX_CAUSE_LINES) for c in shared_causes)
     return real[:MAX_DETAILS], len(real) - len(real[:MAX_DETAILS]) + cut
 
@@ -91,17 +92,16 @@ def print_results(results: Results | dict, console: Console | None = None, show_
     results = as_results(results)
     shared = _shared_causes(results) if show_failures and not verbose else []
     shown, left_out = _details(results, verbose, shared) if show_failures else ([], 0)
-    for cause in shared:
-        count = _("tests affected: %(count)s") % {"count": cause["count"]}
-        console.print(f"[bold red]✗[/] {escape(causes.hint(cause['kind']))} ({escape(count)}; "
-                      f"{escape(', '.join(cause['exercises']))})", highlight=False, markup=True)
-        for line in (cause["output"] or "").splitlines()[:MAX_CAUSE_LINES]:
-            console.print(f"    {line}", highlight=False, markup=False)
-    named: set[str] = set()
+    named = _print_named_mistakes(results, console) if show_failures else set()
+    todo = [c for c in shared if c["kind"] == "not_implemented"]
+    for cause in [c for c in shared if c["kind"] != "not_implemented"]:
+        _print_cause(cause, console)
     for test in shown:
         console.print(f"[bold red]✗[/] {escape(test.name)}", highlight=False, markup=True)
         for line in _once(test, named):
             console.print(f"    {line}", highlight=False, markup=False)
+    for cause in todo:   # the untouched TODOs last: what to do after the named mistakes
+        _print_cause(cause, console)
     _print_not_graded(results, console)
     console.print(_table(results))
     ungraded = not_graded.of_results(results)
@@ -111,9 +111,38 @@ def print_results(results: Results | dict, console: Console | None = None, show_
     console.print(summary_line(results, left_out if show_failures else 0, more), highlight=False, markup=False)
 
 
+def _print_cause(cause: dict, console: Console) -> None:
+    count = _("tests affected: %(count)s") % {"count": cause["count"]}
+    console.print(f"[bold red]✗[/] {escape(causes.hint(cause['kind']))} ({escape(count)}; "
+                  f"{escape(', '.join(cause['exercises']))})", highlight=False, markup=True)
+    for line in (cause["output"] or "").splitlines()[:MAX_CAUSE_LINES]:
+        console.print(f"    {line}", highlight=False, markup=False)
+
+
+def _print_named_mistakes(results: Results, console: Console) -> set[str]:
+    """Each named mistake of the failing tests once, first (its hint, the tests it affects); returns
+    their ids (the tests then name them by id only)."""
+    found: dict[str, list[TestResult]] = {}
+    for test in results.tests:
+        if not test.passed and test.mistake and not not_graded.reason(test):
+            found.setdefault(test.mistake, []).append(test)
+    for mistake_id, tests in found.items():
+        line = next((line.strip() for t in tests for line in (t.output or "").splitlines()
+                     if line.rstrip().endswith(f"[{mistake_id}]")), "")
+        if not line:
+            label = _("Different convention") if tests[0].convention else _("Likely mistake")
+            line = f"{label}: [{mistake_id}]"
+        count = _("tests affected: %(count)s") % {"count": len(tests)}
+        exercises_ = ", ".join(dict.fromkeys(t.exercise for t in tests))
+        console.print(f"[bold red]✗[/] {escape(line)} ({escape(count)}; {escape(exercises_)})",
+                      highlight=False, markup=True)
+    return set(found)
+
+
 def _once(test: TestResult, named: set[str]) -> list[str]:
     """The lines of ``test``'s message, its named mistake's hint only the first time that mistake
-    is printed (``named``: the ids printed so far); later ones say "[id] (as above)"."""
+    is printed (``named``: the ids printed so far, those of :func:`_print_named_mistakes` first);
+    later ones say "[id] (as above)"."""
     lines = (test.output or "").splitlines()
     if not test.mistake:
         return lines

@@ -1,9 +1,10 @@
 """Feedback and class reports rendered with jinja2 from ``templates/``.
 
 * :func:`render_feedback` -> ``feedback.html`` / ``feedback.md`` for one submission, from its
-  results dict (results.json): total and per-exercise scores, each message shared by many tests
-  once at the top with its count (:mod:`autograder.reports.causes`), failing tests first with the
-  named mistake and what to try, passing ones folded, and pictures (:mod:`autograder.reports.pictures`).
+  results dict (results.json): total and per-exercise scores, the named mistakes first (each hint
+  once, with the tests it affects), then each message shared by many tests once with its count
+  (:mod:`autograder.reports.causes`), the untouched TODOs folded below them, failing tests first with
+  their values, passing ones folded, and pictures (:mod:`autograder.reports.pictures`).
 * :func:`render_summary` -> ``summary.html`` for a class: the roster (:mod:`autograder.reports.roster`),
   score distribution, pass rate of every test, the most common named mistakes, the slowest
   submissions.
@@ -215,7 +216,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
                                                         ("some" if passed else "none")),
         })
     grouped = {g["name"] for g in groups}
-    _mark_repeated_mistakes([v for g in groups for v in g["open"]])
+    mistakes = _named_mistakes([v for g in groups for v in g["open"]])
     counterexamples.mark_repeated([v for g in groups for v in g["open"]])
     for view in views:
         view.setdefault("mistake_again", False)
@@ -232,7 +233,9 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "student": shown(student or Path(str(results.submission or "")).stem),
         "lang": language(), "score": results.score, "max_score": max_score,
         "percent": round(100 * results.score / max_score) if max_score else 0,
-        "exercises": groups, "causes": cause_views, "passed_n": sum(v["passed"] for v in views),
+        "exercises": groups, "mistakes": mistakes, "passed_n": sum(v["passed"] for v in views),
+        "causes": [c for c in cause_views if c["kind"] != "not_implemented"],
+        "todo": [c for c in cause_views if c["kind"] == "not_implemented"],
         "failing": [v for v in [v for g in groups for v in g["open"]] + [v for v in views if v["exercise"] not in grouped]
                     if not v["passed"] and not v["not_graded"] and not v["cause"]],
         "ungraded": [v for v in views if v["not_graded"]], "not_graded": not_graded.of_results(results),
@@ -245,15 +248,23 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
     }
 
 
-def _mark_repeated_mistakes(views: list[dict]) -> None:
-    """A named mistake's hint is shown on the first failing test that names it; the later ones
-    (in report order) get ``mistake_again``: True and show only its id."""
-    seen: set[str] = set()
+def _named_mistakes(views: list[dict]) -> list[dict]:
+    """The named mistakes of the failing ``views`` (in report order), each once: ``{"id", "hint",
+    "convention", "anchor", "count", "exercises"}``, shown first in a report. Each test then names
+    its mistake by id only (``mistake_again``), pointing to it."""
+    found: dict[str, dict] = {}
     for view in views:
         mistake = view.get("mistake")
-        view["mistake_again"] = bool(mistake) and mistake["id"] in seen
-        if mistake:
-            seen.add(mistake["id"])
+        if not mistake:
+            continue
+        entry = found.setdefault(mistake["id"], {**mistake, "anchor": f"mistake-{len(found) + 1}", "count": 0,
+                                                 "exercises": []})
+        entry["count"] += 1
+        if view["exercise"] not in entry["exercises"]:
+            entry["exercises"].append(view["exercise"])
+        view["mistake_again"] = True
+        view["mistake"] = {**mistake, "anchor": entry["anchor"]}
+    return list(found.values())
 
 
 def _picture_problems(problems: dict) -> list[dict]:

@@ -158,6 +158,16 @@ def describe_test(func, fallback: str) -> str:
     return authored(lines[0], korean[0] if korean else lines[0])
 
 
+def parameters(item) -> str:
+    """The parameters of a parametrized test, `` (norm_first=True)``, for its name in reports: every
+    test's name is unique in the kit (the parameters' values are code, the same in every language);
+    '' for a test without."""
+    params = getattr(getattr(item, "callspec", None), "params", None)
+    if not params:
+        return ""
+    return " (" + ", ".join(f"{name}={value!r}" for name, value in params.items()) + ")"
+
+
 def _limits(options: GradingOptions) -> Limits:
     """The child's limits: the sandbox's defaults, with the call timeout and memory cap of
     ``options`` when it sets them."""
@@ -190,7 +200,7 @@ def item_meta(item) -> dict:
     if visibility not in VISIBILITY:
         raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
     return {"exercise": exercise, "points": float(points), "visibility": visibility,
-            "description": describe_test(item.obj, item.name)}
+            "description": describe_test(item.obj, item.name) + parameters(item)}
 
 
 def public_first(items: list, meta: dict) -> None:

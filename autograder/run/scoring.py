@@ -136,7 +136,7 @@ def known_mistake(mistake_id: str | None):
             return catalog.by_id(mistake_id)
         except KeyError:
             pass
-    return diagnosis.KNOWN.get(mistake_id)
+    return diagnosis.lookup(mistake_id)
 
 
 def with_printed(text: str, printed: str) -> str:

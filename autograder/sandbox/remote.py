@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from autograder import exercises
-from autograder.child import wire
+from autograder.child import forbidden, wire
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 from autograder.sandbox import timeshare
@@ -77,6 +77,7 @@ class RemoteImpl(ServedComponents):
         self._worker_user = _CLEAN  # the exercise whose requests this child served (see begin_test)
         self.replaced_for: list[str] = []  # what the last fresh_worker could not undo (the child was replaced)
         self.test_output = ""  # what the child printed since the last reset() (bounded)
+        self.forbidden: list[tuple[str, str]] = []  # (api, module) uses since the last reset() (child.forbidden)
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self, use_spare: bool = True) -> None:
@@ -282,6 +283,7 @@ class RemoteImpl(ServedComponents):
         if seed is not None:
             self._seed = seed
         self.test_output = ""
+        self.forbidden = []
         self._settle()
         if self._child is not None and self._child.dead is None and self._ready:
             try:
@@ -347,6 +349,7 @@ class RemoteImpl(ServedComponents):
         finally:
             self._charge(since)
         self.last_output = self._printed(child.last_output)
+        self.forbidden += [use for use in forbidden.records(reply.get("forbidden")) if use not in self.forbidden]
         if self.last_output and len(self.test_output) < MAX_TEST_OUTPUT:
             self.test_output = (self.test_output + self.last_output)[:MAX_TEST_OUTPUT]
         if not reply.get("ok"):

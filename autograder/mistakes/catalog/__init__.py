@@ -13,7 +13,10 @@ the parent (see :mod:`autograder.mistakes.implementations`). Two uses:
 
 Mutants taken from public code say where the mistake was seen (a bug report, an erratum, a
 forum thread) in a comment above them. Two mutants of one exercise may be named together
-(:mod:`autograder.mistakes.matching`).
+(:mod:`autograder.mistakes.matching`). A *family* of mistakes (:mod:`autograder.mistakes.families`:
+every activation, scale, mask placement, rotary share ... public code uses at one site) is written
+once as a table and made into mutants by :func:`generated`, so the catalog, the student edition's
+diagnosis and the hints agree on each variant.
 
 The catalog is instructor-only material (it is the reference with one bug): the
 student edition does not ship it, and :func:`all_mutants` is then empty; there,
@@ -88,6 +91,15 @@ def _solution_source(module: str) -> str:
     if folder is None:
         raise CatalogError("no solutions/ in this edition")
     return (folder / f"{module}.py").read_text(encoding="utf-8")
+
+
+def generated(family: str, variants, patch, *, module: str | None = None) -> list[Mutant]:
+    """One mutant per variant of a family (:class:`autograder.mistakes.families.Variant`): its id,
+    exercise, hints and convention, the reference patched by ``patch(variant)`` (the ``replace``
+    pairs). Tagged ``family:<family>``: :func:`autograder.mistakes.matching.pair_trials` never pairs
+    two variants of one family (one site, one choice) and does not count them against its cap."""
+    return [Mutant(id=v.id, exercise=v.exercise, hint_en=v.en, hint_ko=v.ko, replace=tuple(patch(v)),
+                   module=module, convention=v.convention, tags=(f"family:{family}",)) for v in variants]
 
 
 def combined_impl(mutants):

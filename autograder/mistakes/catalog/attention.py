@@ -4,33 +4,16 @@ The fully-blocked-row mutants here are for a softmax written inline instead of
 ``masks.masked_softmax``; on ties the exercise's own mutant is named.
 """
 
+from autograder.mistakes import catalog, families
 from autograder.mistakes.catalog import Mutant
 
 _SCORES = "scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)"
 _WEIGHTS = "weights = masked_softmax(scores, mask, dim=-1)"
 
-MUTANTS = [
-    Mutant(
-        id="attention_no_scaling",
-        exercise="attention",
-        hint_en="the scores are not divided by sqrt(d_k) (equation 1 of Vaswani et al. 2017)",
-        hint_ko="점수를 sqrt(d_k) 로 나누지 않았습니다 (Vaswani 외 2017 식 1)",
-        replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1))"),),
-    ),
-    Mutant(
-        id="attention_scaled_by_d_k",
-        exercise="attention",
-        hint_en="the scores are divided by d_k instead of sqrt(d_k)",
-        hint_ko="점수를 sqrt(d_k) 가 아니라 d_k 로 나누었습니다",
-        replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1)) / d_k"),),
-    ),
-    Mutant(
-        id="attention_scale_multiplied",
-        exercise="attention",
-        hint_en="the scores are multiplied by sqrt(d_k); they should be divided by it",
-        hint_ko="점수에 sqrt(d_k) 를 곱했습니다. 나누어야 합니다",
-        replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1)) * math.sqrt(d_k)"),),
-    ),
+MUTANTS = catalog.generated("scale", families.ATTENTION_SCALE, lambda v: (
+    (_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1))" + v.code),))
+MUTANTS += catalog.generated("mask", families.ATTENTION_MASK, lambda v: ((_WEIGHTS, v.code),))
+MUTANTS += [
     Mutant(
         id="attention_softmax_over_queries",
         exercise="attention",
@@ -104,15 +87,5 @@ MUTANTS += [
         hint_ko="softmax 뒤에 가중치를 sqrt(d_k) 로 나누었습니다. softmax 전에 점수를 나누세요: softmax(Q K^T / sqrt(d_k))",
         replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1))"),
                  (_WEIGHTS, "weights = masked_softmax(scores, mask, dim=-1) / math.sqrt(d_k)")),
-    ),
-    # Source: cneuralnetwork/solving-ml-papers#1 (scores scaled by the square root of the wrong
-    # dimension; right only while all sizes are equal).
-    Mutant(
-        id="attention_scaled_by_key_length",
-        exercise="attention",
-        hint_en="the scores are divided by the square root of the number of keys S_k; divide by sqrt(d_k), the "
-                "width of the queries and keys",
-        hint_ko="점수를 key 개수 S_k 의 제곱근으로 나누었습니다. query/key 의 폭 d_k 의 제곱근으로 나누어야 합니다",
-        replace=((_SCORES, "scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(key.shape[-2])"),),
     ),
 ]

@@ -6,6 +6,7 @@ named by ``test_train_autoencoder_follows_adam``, which compares the loop with t
 ``test_forward_is_decode_of_encode``.
 """
 
+from autograder.mistakes import catalog, families
 from autograder.mistakes.catalog import Mutant
 
 _SIGMOID = "return torch.sigmoid(self.deconv2(h))"
@@ -94,3 +95,17 @@ MUTANTS += [
                  ("if z.dim() != 2 or z.shape[1] != self.latent_dim:", "if z.dim() != 2 or z.shape[1] != 32:")),
     ),
 ]
+
+# The loop's optimizer and loss (autograder.mistakes.families.LOOP): each named by
+# test_train_autoencoder_follows_adam, which searches the settings (autograder.checks.training_loop).
+_OPTIMIZER = "optimizer = torch.optim.Adam(model.parameters(), lr=lr)"
+_LOOP_PATCHES = {
+    "autoencoder_adam_weight_decay": ((_OPTIMIZER, "optimizer = torch.optim.Adam(model.parameters(), lr=lr, "
+                                                   "weight_decay=1e-4)"),),
+    "autoencoder_adamw": ((_OPTIMIZER, "optimizer = torch.optim.AdamW(model.parameters(), lr=lr)"),),
+    "autoencoder_lr_ignored": ((_OPTIMIZER, "optimizer = torch.optim.Adam(model.parameters())"),),
+    "autoencoder_sgd": ((_OPTIMIZER, "optimizer = torch.optim.SGD(model.parameters(), lr=lr)"),),
+    "autoencoder_summed_pixel_loss": (("loss_fn = nn.MSELoss()", 'loss_fn = nn.MSELoss(reduction="sum")'),),
+    "autoencoder_last_batch_loss": (("history.append(total / batches)", "history.append(loss.item())"),),
+}
+MUTANTS += catalog.generated("loop", families.LOOP, lambda v: _LOOP_PATCHES[v.id])

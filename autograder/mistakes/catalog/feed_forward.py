@@ -1,26 +1,37 @@
 """Known mistakes of exercise 6, ``feed_forward.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
+from autograder.mistakes import catalog, families
 from autograder.mistakes.catalog import Mutant
 
 _FORWARD = "return self.linear2(self.dropout(F.relu(self.linear1(x))))"
 
-MUTANTS = [
-    Mutant(
-        id="ffn_no_relu",
-        exercise="feed_forward",
-        hint_en="there is no ReLU between the two linear layers (FFN(x) = max(0, x W1 + b1) W2 + b2)",
-        hint_ko="두 선형층 사이에 ReLU 가 없습니다 (FFN(x) = max(0, x W1 + b1) W2 + b2)",
-        replace=((_FORWARD, "return self.linear2(self.dropout(self.linear1(x)))"),),
-    ),
-    Mutant(
-        id="ffn_gelu",
-        exercise="feed_forward",
-        hint_en="the activation is GELU (as in BERT/GPT); this exercise follows the paper and "
-                "nn.TransformerEncoderLayer's default: ReLU",
-        hint_ko="활성화 함수로 GELU 를 썼습니다 (BERT/GPT 방식). 이 과제는 논문과 nn.TransformerEncoderLayer 기본값대로 "
-                "ReLU 를 씁니다",
-        replace=((_FORWARD, "return self.linear2(self.dropout(F.gelu(self.linear1(x))))"),),
-    ),
+
+def _activation(variant):
+    """The feed-forward with ``variant``'s activation between the two linear layers."""
+    return ((_FORWARD, "hidden = self.linear1(x)\n        return self.linear2(self.dropout("
+                       + variant.code.format(x="hidden") + "))"),)
+
+
+_TRANSPOSED = '''class _Linear(nn.Module):
+    """A linear layer stored [d_in, d_out] and applied as x @ W + b (the einsum layout)."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(d_in, d_out) / d_in ** 0.5)
+        self.bias = nn.Parameter(torch.zeros(d_out))
+
+    def forward(self, x):
+        return x @ self.weight + self.bias
+
+
+'''
+
+MUTANTS = catalog.generated("activation", families.FFN_ACTIVATION, _activation)
+MUTANTS += catalog.generated("layout", [families.VARIANTS["ffn_weights_transposed"]], lambda v: (
+    ("class PositionwiseFeedForward(nn.Module):", _TRANSPOSED + "class PositionwiseFeedForward(nn.Module):"),
+    ("self.linear1 = nn.Linear(d_model, d_ff)", "self.linear1 = _Linear(d_model, d_ff)"),
+    ("self.linear2 = nn.Linear(d_ff, d_model)", "self.linear2 = _Linear(d_ff, d_model)")))
+MUTANTS += [
     Mutant(
         id="ffn_relu_after_output",
         exercise="feed_forward",

@@ -1,5 +1,6 @@
 """Known mistakes of exercise 5, ``multi_head_attention.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
+from autograder.mistakes import catalog, families
 from autograder.mistakes.catalog import Mutant
 
 _SPLIT = "return x.reshape(batch, seq_len, num_heads, width // num_heads).transpose(1, 2)"
@@ -85,16 +86,20 @@ MUTANTS = [
     Mutant(
         id="mha_key_padding_ignored",
         exercise="multi_head_attention",
-        hint_en="key_padding_mask is not applied: padded keys still get attention weight",
-        hint_ko="key_padding_mask 를 적용하지 않아 패딩된 key 도 가중치를 받습니다",
+        hint_en="key_padding_mask is not applied: padded keys still get attention weight (not passed on, or a mask "
+                "built and never applied: scores.masked_fill(...) returns a new tensor, assign it)",
+        hint_ko="key_padding_mask 를 적용하지 않아 패딩된 key 도 가중치를 받습니다 (넘기지 않았거나, 만들기만 하고 적용하지 "
+                "않은 마스크: scores.masked_fill(...) 은 새 텐서를 돌려주므로 대입하세요)",
         replace=(("            mask = combine_masks(attn_mask, key_padding_mask)",
                   "            mask = combine_masks(attn_mask, None)"),),
     ),
     Mutant(
         id="mha_attn_mask_ignored",
         exercise="multi_head_attention",
-        hint_en="attn_mask is not applied (e.g. the causal mask): blocked positions still get attention weight",
-        hint_ko="attn_mask(예: 인과 마스크)를 적용하지 않아 가려진 위치도 가중치를 받습니다",
+        hint_en="attn_mask is not applied (e.g. the causal mask): blocked positions still get attention weight (not "
+                "passed on, or a mask built and never applied: scores.masked_fill(...) returns a new tensor, assign it)",
+        hint_ko="attn_mask(예: 인과 마스크)를 적용하지 않아 가려진 위치도 가중치를 받습니다 (넘기지 않았거나, 만들기만 하고 "
+                "적용하지 않은 마스크: scores.masked_fill(...) 은 새 텐서를 돌려주므로 대입하세요)",
         replace=(("            mask = combine_masks(attn_mask, key_padding_mask)",
                   "            mask = combine_masks(None, key_padding_mask)"),),
     ),
@@ -259,5 +264,70 @@ MUTANTS += [
                 "Annotated Transformer 의 방식). 이 키트의 규칙은 그런 행의 가중치가 0 이고 출력이 out_proj.bias 인 "
                 "것입니다",
         replace=((_SDPA, _inline_attention("scores = scores.masked_fill(mask, -1e9)")),),
+    ),
+]
+
+
+
+# Families (autograder.mistakes.families): the module's own attention with another scale or another way
+# of applying the masks, the projections' layout and bias, the returned weights before dropout, and a
+# causal mask of its own (GPT-style code).
+_IMPORT = "from masks import combine_masks"
+_DROPOUT = "torch.nn.functional.dropout(weights, dropout_p)"
+
+
+def _own_attention(scale: str = " / self.head_dim ** 0.5", *, weights_before_dropout: bool = False) -> tuple:
+    """The patches of a module that computes its heads' attention itself: the scores ``q k^T`` then
+    ``scale``, masked the kit's way (masks.masked_softmax), dropout on the weights; the weights it
+    returns are the dropped ones unless ``weights_before_dropout``."""
+    if weights_before_dropout:
+        tail = f"heads = {_DROPOUT} @ v"
+    else:
+        tail = f"weights = {_DROPOUT}\n        heads = weights @ v"
+    return ((_IMPORT, _IMPORT + ", masked_softmax"),
+            (_SDPA, f"scores = q @ k.transpose(-2, -1){scale}\n"
+                    f"        weights = masked_softmax(scores, mask, dim=-1)\n"
+                    f"        {tail}"))
+
+
+_LINEAR_T = "nn.functional.linear({x}, self.{name}.weight.t(), self.{name}.bias)"
+
+MUTANTS += catalog.generated("scale", families.MHA_SCALE, lambda v: _own_attention(v.code))
+# on a test that passes one mask, masks never applied give what mha_key_padding_ignored or mha_attn_mask_ignored
+# give (named first: a test with both masks tells them apart, and only there is a forgotten mask distinct)
+MUTANTS += catalog.generated("mask", families.MHA_MASK, lambda v: ((_SDPA, _inline_attention(v.code)),))
+MUTANTS += catalog.generated("layout", [families.VARIANTS["mha_weights_transposed"]], lambda v: (
+    (_QKV, "".join(f"        {n} = split_heads({_LINEAR_T.format(x=arg, name=name)}, self.num_heads)\n"
+                   for n, arg, name in (("q", "query", "q_proj"), ("k", "key", "k_proj"), ("v", "value", "v_proj")))),
+    (_OUT, "output = " + _LINEAR_T.format(x="merge_heads(heads)", name="out_proj"))))
+MUTANTS += catalog.generated("bias", [families.VARIANTS["mha_projections_without_bias"]], lambda v: (
+    (_PROJ, _PROJ.replace("bias=bias", "bias=False")),))
+# Source: GPT-style code (nanoGPT) calls F.scaled_dot_product_attention; given the kit's mask (True = blocked)
+# unchanged, SDPA (True = attend) applies it inverted. Every test that reaches it also fails as forbidden.
+MUTANTS += catalog.generated("forbidden", families.FORBIDDEN_MASK, lambda v: (
+    (_IMPORT, _IMPORT + ", masked_softmax"),
+    (_SDPA, "heads = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)\n"
+            "        weights = masked_softmax(q @ k.transpose(-2, -1) / self.head_dim ** 0.5, mask, dim=-1)")))
+MUTANTS += [
+    Mutant(
+        id="mha_weights_before_dropout",
+        exercise="multi_head_attention",
+        hint_en="the returned attention weights are the ones before dropout (the output used the dropped ones); "
+                "return the weights after dropout, as nn.MultiheadAttention does",
+        hint_ko="반환한 어텐션 가중치가 드롭아웃 전의 것입니다 (출력은 드롭아웃된 가중치로 계산했습니다). "
+                "nn.MultiheadAttention 처럼 드롭아웃 뒤의 가중치를 반환하세요",
+        replace=_own_attention(weights_before_dropout=True),
+    ),
+    # Source: GPT-style attention (nanoGPT's CausalSelfAttention, the LLMs-from-scratch course) builds a
+    # causal mask of its own and applies it in every call.
+    Mutant(
+        id="mha_always_causal",
+        exercise="multi_head_attention",
+        hint_en="the module applies a causal mask of its own in every call (GPT-style self-attention); this "
+                "module applies only the masks the caller passes (attn_mask, key_padding_mask)",
+        hint_ko="모듈이 호출마다 자체 인과 마스크를 적용합니다 (GPT 방식 셀프 어텐션). 이 모듈은 호출한 쪽이 넘긴 "
+                "마스크(attn_mask, key_padding_mask)만 적용합니다",
+        replace=((_QKV, "        causal = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).triu(1)\n"
+                        "        mask = causal if mask is None else mask | causal\n" + _QKV),),
     ),
 ]

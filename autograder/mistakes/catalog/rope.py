@@ -1,5 +1,6 @@
 """Known mistakes of exercise 10 (bonus), ``rope.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
+from autograder.mistakes import catalog, families
 from autograder.mistakes.catalog import Mutant
 
 _ANGLES_FREQ = ("inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)\n"
@@ -78,3 +79,22 @@ MUTANTS += [
                  (_ROTATE, "return torch.cat((a * cos + b * sin, -a * sin + b * cos), dim=-1)")),
     ),
 ]
+
+
+# Families (autograder.mistakes.families): RoPE on part of each head (conventions).
+def _partial(variant) -> tuple:
+    """RoPE on the first ``head_dim / divisor`` features of each head only (frequencies over that
+    width), interleaved or rotate-half, the rest passed through (GPT-J's rotary_dim, GPT-NeoX's
+    rotary_pct)."""
+    divisor, halves = variant.params
+    pairs = ("a, b = part[..., : rot // 2], part[..., rot // 2 :]" if halves
+             else "a, b = part[..., 0::2], part[..., 1::2]")
+    rotate = ("rotated = torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)" if halves
+              else "rotated = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)")
+    return ((_APPLY_FREQ, f"rot = head_dim // {divisor}\n    "
+                          + _APPLY_FREQ.replace("arange(0, head_dim, 2,", "arange(0, rot, 2,").replace("/ head_dim", "/ rot")),
+            (_PAIRS, "part, rest = x[..., :rot], x[..., rot:]\n    " + pairs),
+            (_ROTATE, rotate + "\n    return torch.cat((rotated, rest), dim=-1)"))
+
+
+MUTANTS += catalog.generated("partial", families.ROPE_PARTIAL, _partial)

@@ -1,6 +1,7 @@
 """Known mistakes of exercise 9, ``transformer.py`` (see :mod:`autograder.mistakes.catalog`): patches of
 ``solutions/transformer.py``. ``transformer_no_causal_mask`` is also used by the training tests."""
 
+from autograder.mistakes import catalog, families
 from autograder.mistakes.catalog import Mutant
 
 _STEP = "next_token = torch.where(finished, torch.full_like(next_token, self.pad_id), next_token)"
@@ -57,13 +58,6 @@ MUTANTS = [
                 "(and it counts towards max_len).",
         hint_ko="greedy_decode 가 BOS 열을 빼고 돌려줍니다. 0번 열은 bos_id 여야 합니다(max_len 에도 포함).",
         replace=(("        return ys\n", "        return ys[:, 1:]\n"),),
-    ),
-    Mutant(
-        id="transformer_greedy_max_len_off_by_one",
-        exercise="transformer",
-        hint_en="greedy_decode returns max_len + 1 columns; max_len counts the BOS column.",
-        hint_ko="greedy_decode 가 max_len + 1 개 열을 돌려줍니다. max_len 은 BOS 열을 포함한 길이입니다.",
-        replace=((_LOOP, "while ys.shape[1] <= max_len and not bool(finished.all()):"),),
     ),
     Mutant(
         id="transformer_greedy_sets_eval",
@@ -166,3 +160,10 @@ MUTANTS += [
                            "diagonal=1)"),),
     ),
 ]
+
+# Families (autograder.mistakes.families): max_len counted as new tokens (a convention), the output's form.
+_FORWARD = "return self.generator(self.decode(tgt, self.encode(src), src))"
+MUTANTS += catalog.generated("length", families.GREEDY_LENGTH, lambda v: (
+    (_LOOP, "while ys.shape[1] <= max_len and not bool(finished.all()):"),))
+MUTANTS += catalog.generated("output", families.TRANSFORMER_OUTPUT, lambda v: (
+    (_FORWARD, "return " + v.code.format(logits="self.generator(self.decode(tgt, self.encode(src), src))")),))

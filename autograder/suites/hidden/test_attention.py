@@ -71,9 +71,9 @@ def test_one_query_one_key(student, rng):
 
 @pytest.mark.points(0.5)
 def test_non_contiguous_inputs(student, rng):
-    """non-contiguous query, key and value give the same result
+    """scaled_dot_product_attention gives the same result on non-contiguous query, key and value
 
-    ko: 연속(contiguous)이 아닌 query, key, value 에서도 같은 결과가 나옵니다
+    ko: 연속(contiguous)이 아닌 query, key, value 에서도 scaled_dot_product_attention이 같은 결과를 냅니다
     """
     batch, q_len, k_len, d_k, d_v = inputs.distinct(rng, 5, 3, 10)  # S_k >= 3: a key is padded (a mask
     q, k, v = _qkv(rng, batch, q_len=q_len, k_len=k_len, d_k=d_k, d_v=d_v)  # ignored passed with S_k = 2)

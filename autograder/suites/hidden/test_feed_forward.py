@@ -50,9 +50,9 @@ def test_one_token(student, rng):
 
 @pytest.mark.points(0.5)
 def test_non_contiguous_input(student, rng):
-    """a non-contiguous input gives the same result
+    """PositionwiseFeedForward gives the same result on a non-contiguous input
 
-    ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
+    ko: 연속(contiguous)이 아닌 입력에서도 PositionwiseFeedForward가 같은 결과를 냅니다
     """
     batch, length, d_model, d_ff = inputs.distinct(rng, 4, 2, 16)
     state = weights.ffn_state(rng, d_model, d_ff)

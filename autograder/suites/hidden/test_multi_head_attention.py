@@ -96,9 +96,9 @@ def test_without_bias(student, rng):
 
 @pytest.mark.points(0.5)
 def test_non_contiguous_inputs(student, rng):
-    """non-contiguous query, key and value give the same result
+    """MultiHeadAttention gives the same result on non-contiguous query, key and value
 
-    ko: 연속(contiguous)이 아닌 query, key, value 에서도 같은 결과가 나옵니다
+    ko: 연속(contiguous)이 아닌 query, key, value 에서도 MultiHeadAttention이 같은 결과를 냅니다
     """
     heads, head_dim, (batch, q_len, k_len) = _sizes(rng)
     d_model = heads * head_dim

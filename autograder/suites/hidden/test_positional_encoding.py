@@ -55,9 +55,9 @@ def test_forward_random_shapes_full_length_one_token_float64(student, rng):
 
 @pytest.mark.points(0.5)
 def test_forward_non_contiguous_input(student, rng):
-    """a non-contiguous input gives the same result
+    """PositionalEncoding gives the same result on a non-contiguous input
 
-    ko: 연속(contiguous)이 아닌 입력에서도 같은 결과가 나옵니다
+    ko: 연속(contiguous)이 아닌 입력에서도 PositionalEncoding이 같은 결과를 냅니다
     """
     d_model, = inputs.distinct(rng, 1, MIN_WIDTH, 20, even=True)
     batch, length = inputs.distinct(rng, 2, 2, 20, even=True, exclude=(d_model,))

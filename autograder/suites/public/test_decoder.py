@@ -49,8 +49,8 @@ def test_layer_matches_pytorch(student, seed, norm_first):
 
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student, seed):
-    """Swapping two examples of the batch swaps their outputs and changes nothing else
-    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    """Decoder: swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: Decoder: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
     _, x, memory, tgt_pad, mem_pad = _inputs(seed)
     order = inputs.swap_first_two(B)
 

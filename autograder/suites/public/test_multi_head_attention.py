@@ -2,9 +2,10 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from autograder.checks import inputs, mistaken, oracles, weights
-from autograder.checks import expect_differs, expect_equal, expect_raises, expect_same, say
+from autograder.checks import compare, expect_differs, expect_equal, expect_property, expect_raises, expect_same, say
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -20,6 +21,12 @@ def _module(impl, dropout=0.0):
     return weights.loaded(impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS, dropout=dropout), STATE)
 
 
+def _property_module(impl):
+    """The module of a property test: the test's weights, or the module's own where its parameters do
+    not take them (the tests that need the weights explain that once)."""
+    return weights.loaded_or_own(impl.multi_head_attention.MultiHeadAttention(D_MODEL, HEADS), STATE)
+
+
 def _keys_matter(student):
     """The premise of the property tests: changing one valid key (not its value) changes the output
     (attention that ignores the keys, e.g. uniform weights, swaps and masks vacuously)."""
@@ -27,7 +34,7 @@ def _keys_matter(student):
     changed[:, 1] += 1.0
 
     def run(impl):
-        m = _module(impl)
+        m = _property_module(impl)
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, changed, X, key_padding_mask=KPM)[0]
 
     expect_differs(run, student, what=say("MultiHeadAttention(12, 3)(x, key, x) output after changing key 1",
@@ -42,7 +49,7 @@ def _earlier_tokens_matter(student):
     changed[:, 0] += 1.0
 
     def run(impl):
-        m = _module(impl)
+        m = _property_module(impl)
         return m(X, X, X, attn_mask=causal)[0][:, 2], m(changed, changed, changed, attn_mask=causal)[0][:, 2]
 
     expect_differs(run, student, what=say("causal self-attention output at position 2 after changing token 0",
@@ -160,7 +167,7 @@ def test_swapping_two_examples_swaps_their_outputs(student):
     order = inputs.swap_first_two(X.shape[0])
 
     def run(impl):
-        m = _module(impl)
+        m = _property_module(impl)
         swapped = m(X[order], MEMORY[order], MEMORY[order], key_padding_mask=KPM[order][:, :4])
         return swapped, inputs.batch_permuted(m(X, MEMORY, MEMORY, key_padding_mask=KPM[:, :4]), order)
 
@@ -201,7 +208,7 @@ def test_padded_keys_do_not_matter(student):
     noise = torch.randn(2, 5, D_MODEL, generator=torch.Generator().manual_seed(10)) * KPM[..., None]
 
     def run(impl):
-        m = _module(impl)
+        m = _property_module(impl)
         return m(X, X, X, key_padding_mask=KPM)[0], m(X, X + noise, X + noise, key_padding_mask=KPM)[0]
 
     expect_same(run, student, what=say("output with padded keys/values changed", "패딩된 key/value를 바꾼 뒤의 출력"),
@@ -220,26 +227,56 @@ def test_causal_mask_hides_the_future(student):
     changed[:, 3:] += 1.0
 
     def run(impl):
-        m = _module(impl)
+        m = _property_module(impl)
         return m(X, X, X, attn_mask=causal)[0][:, :3], m(changed, changed, changed, attn_mask=causal)[0][:, :3]
 
     expect_same(run, student, what=say("outputs 0..2 with tokens 3.. changed", "토큰 3.. 을 바꾼 뒤의 출력 0..2"))
     _earlier_tokens_matter(student)
 
 
-@pytest.mark.points(0.5)
-def test_eval_mode_is_deterministic(student):
-    """with dropout=0.5 and model.eval(), two calls give the same numbers as nn.MultiheadAttention
+def _output_of_weights(weights_per_head: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """``out_proj(merge_heads(weights @ v))`` for self-attention on ``x`` with the test's weights: the
+    output that per-head weights ``[B, H, S, S]`` give (the formula, in float64)."""
+    def linear(h, name):
+        return F.linear(h.double(), STATE[f"{name}.weight"].double(), STATE[f"{name}.bias"].double())
 
-    ko: dropout=0.5에서 model.eval()이면 두 번 호출해도 nn.MultiheadAttention과 같은 값이 나옵니다
+    batch, length = x.shape[:2]
+    v = linear(x, "v_proj").reshape(batch, length, HEADS, D_MODEL // HEADS).transpose(1, 2)
+    heads = weights_per_head.double() @ v
+    return linear(heads.transpose(1, 2).reshape(batch, length, D_MODEL), "out_proj").float()
+
+
+@pytest.mark.points(0.5)
+def test_dropout_in_eval_and_in_training(student, seed):
+    """dropout=0.5: eval() gives nn.MultiheadAttention's numbers twice; train() returns the weights after dropout, those its output used
+
+    ko: dropout=0.5: eval() 에서는 두 번 모두 nn.MultiheadAttention과 같고, train() 에서는 출력에 쓴 드롭아웃 뒤의 가중치를 반환합니다
     """
     def run(impl):
         m = _module(impl, dropout=0.5)
-        return m(X, X, X)[0], m(X, X, X)[0]
+        first, second = m(X, X, X)[0], m(X, X, X)[0]
+        m.train()
+        impl.seed(seed)
+        return first, second, m(X, X, X, average_attn_weights=False)
 
     out = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X)[0]
-    expect_equal(run, student, (out, out), what=say("two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)",
-                                                "MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)의 두 번 호출"))
+
+    def verify(got):
+        compare(got[:2], (out, out), what=say("two calls of MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)",
+                                              "MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)의 두 번 호출"))
+        trained = got[2]
+        if isinstance(trained, (tuple, list)) and len(trained) == 2 and isinstance(trained[1], torch.Tensor) \
+                and tuple(trained[1].shape) == (2, HEADS, 5, 5):
+            compare(trained[0], _output_of_weights(trained[1], X),
+                    what=say("train() output against out_proj(merge_heads(weights @ v)) of the per-head weights it "
+                             "returned", "train() 출력과 반환한 헤드별 가중치로 계산한 out_proj(merge_heads(weights @ v))"))
+        else:
+            compare(trained, (out, torch.zeros(2, HEADS, 5, 5)), what=say(
+                "MultiHeadAttention(12, 3, dropout=0.5).train()(x, x, x, average_attn_weights=False)",
+                "MultiHeadAttention(12, 3, dropout=0.5).train()(x, x, x, average_attn_weights=False)"),
+                    valid=(torch.zeros(1, dtype=torch.bool), torch.zeros(1, dtype=torch.bool)))
+
+    expect_property(run, student, verify)
 
 
 @pytest.mark.points(0.5)

@@ -1,5 +1,7 @@
 """Grade each real-style implementation of this folder on its own exercise (public and hidden tests,
-no training) and say whether the expected mistake is named.
+no training) and say whether the expected mistake is named (MANIFEST.json: ``name: [exercise, id, ...]``;
+with several ids, each must be named, the first one first; with none, a legitimate implementation: full
+marks and nothing named).
 
     python tests/data/real_world/measure.py [KIT_ROOT]
 
@@ -18,8 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def measure(kit_root: Path, seed: int = 20240901) -> list[tuple[str, str, str, list[str], float, float]]:
-    """``[(name, exercise, expected id, named ids, score, max), ...]`` for every entry of MANIFEST.json."""
+def measure(kit_root: Path, seed: int = 20240901) -> list[tuple[str, str, list[str], list[str], float, float]]:
+    """``[(name, exercise, expected ids, named ids, score, max), ...]`` for every entry of MANIFEST.json."""
     sys.path.insert(0, str(kit_root))
     from autograder import paths
     from autograder.run import grading
@@ -27,7 +29,7 @@ def measure(kit_root: Path, seed: int = 20240901) -> list[tuple[str, str, str, l
     rows = []
     manifest = json.loads((HERE / "MANIFEST.json").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (exercise, expected) in manifest.items():
+        for name, (exercise, *expected) in manifest.items():
             folder = Path(tmp) / name
             shutil.copytree(paths.solutions_dir(), folder, ignore=shutil.ignore_patterns("__pycache__"))
             for source in (HERE / name).glob("*.py"):
@@ -45,9 +47,18 @@ if __name__ == "__main__":
     root = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE.parents[2]
     right = 0
     rows = measure(root)
+    first = 0
     for name, exercise, expected, named, score, top in rows:
-        ok = expected in named
+        if not expected:   # legitimate code
+            ok = score == top and not named
+            right, first = right + ok, first + ok
+            print(f"{'ok ' if ok else 'MISS'} {name:30} {exercise:22} {score:g}/{top:g} legitimate; named "
+                  f"{', '.join(named) or 'nothing'}")
+            continue
+        ok = all(e in named for e in expected)
         right += ok
-        print(f"{'ok ' if ok else 'MISS'} {name:30} {exercise:22} {score:g}/{top:g} expected {expected}; named "
-              f"{', '.join(named) or 'nothing'}")
+        first += bool(named) and named[0] == expected[0]
+        print(f"{'ok ' if ok else 'MISS'} {name:30} {exercise:22} {score:g}/{top:g} expected {', '.join(expected)}; "
+              f"named {', '.join(named) or 'nothing'}")
+    print(f"{first} of {len(rows)} named first")
     print(f"{right} of {len(rows)} named right")

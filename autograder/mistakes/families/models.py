@@ -1,0 +1,77 @@
+"""RoPE's rotary share, the Transformer's output and decoding length, and train_autoencoder's loop
+(see :mod:`autograder.mistakes.families`)."""
+
+from __future__ import annotations
+
+from autograder.mistakes.families.variant import Variant
+
+
+# -- the part of each head RoPE rotates (params: (head_dim / rotated width, rotate-half layout)) ------
+_ROPE_EN = ("a real convention (GPT-J's rotary_dim, GPT-NeoX's rotary_pct); this exercise rotates every pair of "
+            "the head, RoFormer's interleaved pairs (x[2i], x[2i+1])")
+_ROPE_KO = ("실제로 쓰이는 방식(GPT-J 의 rotary_dim, GPT-NeoX 의 rotary_pct)이지만 이 과제는 헤드의 모든 쌍, RoFormer 의 "
+            "교차 쌍 (x[2i], x[2i+1]) 을 회전합니다")
+
+ROPE_PARTIAL = tuple(
+    Variant(f"rope_partial_{part}{'_rotate_half' if halves else ''}", "rope",
+            f"you rotated only the first {share} of each head ({'in the rotate-half layout' if halves else 'interleaved pairs'}, "
+            f"frequencies over those dimensions) and passed the rest through unchanged, " + _ROPE_EN,
+            f"각 헤드의 앞쪽 {share_ko} 만 회전하고({'rotate-half 배치' if halves else '교차 쌍'}, 그 차원들에 대한 주파수) "
+            f"나머지는 그대로 두었습니다. " + _ROPE_KO,
+            params=(divisor, halves), convention=True)
+    for part, share, share_ko, divisor in (("half", "half", "절반", 2), ("quarter", "quarter", "1/4", 4))
+    for halves in (False, True))
+
+
+# -- the Transformer's output and greedy_decode's length ---------------------------------------------
+TRANSFORMER_OUTPUT = (
+    Variant("transformer_returns_log_softmax", "transformer",
+            "forward returns log-probabilities (log_softmax, as the Annotated Transformer's Generator does for its "
+            "own loss); this exercise's forward returns the generator's logits (nn.CrossEntropyLoss applies "
+            "log_softmax itself)",
+            "forward 가 로그 확률(log_softmax, Annotated Transformer 의 Generator 가 자기 손실을 위해 하는 것)을 "
+            "반환합니다. 이 과제의 forward 는 generator 의 로짓을 반환합니다 (nn.CrossEntropyLoss 가 log_softmax 를 "
+            "직접 합니다)",
+            code="torch.log_softmax({logits}, dim=-1)"),
+)
+
+GREEDY_LENGTH = (
+    Variant("transformer_greedy_max_len_off_by_one", "transformer",
+            "greedy_decode's max_len counts the new tokens only (up to max_len tokens after BOS, like Hugging Face's "
+            "max_new_tokens, a real convention); in this exercise max_len counts the BOS column too: at most max_len "
+            "columns",
+            "greedy_decode 의 max_len 이 새 토큰만 셉니다 (BOS 뒤에 최대 max_len 개, Hugging Face 의 max_new_tokens "
+            "같은 실제 방식). 이 과제에서 max_len 은 BOS 열까지 셉니다: 열은 최대 max_len 개입니다",
+            convention=True),
+)
+
+
+# -- train_autoencoder's optimizer and loss record (see autograder.checks.training_loop) --------------
+LOOP = (
+    Variant("autoencoder_adam_weight_decay", "autoencoder",
+            "train_autoencoder's Adam has weight decay (weight_decay > 0 adds an L2 pull on every parameter); the "
+            "contract's loop is plain Adam(model.parameters(), lr=lr)",
+            "train_autoencoder 의 Adam 에 weight decay 가 있습니다 (weight_decay > 0 이면 모든 파라미터에 L2 항이 "
+            "더해집니다). 계약의 루프는 그냥 Adam(model.parameters(), lr=lr) 입니다"),
+    Variant("autoencoder_adamw", "autoencoder",
+            "train_autoencoder uses AdamW (decoupled weight decay, 0.01 by default); the contract's loop is plain "
+            "Adam(model.parameters(), lr=lr), without weight decay",
+            "train_autoencoder 가 AdamW(분리된 weight decay, 기본 0.01)를 씁니다. 계약의 루프는 weight decay 없는 "
+            "Adam(model.parameters(), lr=lr) 입니다"),
+    Variant("autoencoder_lr_ignored", "autoencoder",
+            "train_autoencoder ignores its lr argument (the optimizer is built with a fixed learning rate, such as "
+            "Adam's default 1e-3): use Adam(model.parameters(), lr=lr)",
+            "train_autoencoder 가 lr 인자를 무시합니다 (Adam 기본값 1e-3 같은 고정 학습률로 옵티마이저를 만들었습니다). "
+            "Adam(model.parameters(), lr=lr) 을 쓰세요"),
+    Variant("autoencoder_sgd", "autoencoder",
+            "train_autoencoder uses SGD; the contract's loop is Adam(model.parameters(), lr=lr)",
+            "train_autoencoder 가 SGD 를 씁니다. 계약의 루프는 Adam(model.parameters(), lr=lr) 입니다"),
+    Variant("autoencoder_summed_pixel_loss", "autoencoder",
+            "train_autoencoder's loss is summed over the pixels (reduction='sum'); each batch loss is the mean, "
+            "PyTorch's default reduction='mean'",
+            "train_autoencoder 의 손실을 픽셀에 대해 더했습니다 (reduction='sum'). 배치 손실은 PyTorch 기본값 "
+            "reduction='mean' 인 평균이어야 합니다"),
+    Variant("autoencoder_last_batch_loss", "autoencoder",
+            "train_autoencoder records the last batch's loss of each epoch, not the mean of the epoch's batch losses",
+            "train_autoencoder 가 에폭의 배치 손실 평균이 아니라 마지막 배치의 손실을 기록합니다"),
+)
