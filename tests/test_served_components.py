@@ -221,7 +221,8 @@ def test_the_attacks_search_finds_the_solutions_where_they_are_readable(ref):
     holds because the child has nothing to find, not because the search is blind."""
     source = (ATTACKS / "composite_reads_solutions" / "suffix_encoder.py").read_text()
     namespace = {"__name__": "attack", "__file__": str(ATTACKS / "composite_reads_solutions" / "encoder.py"),
-                 "ATTACK_ROOTS": (), "Encoder": ref.encoder.Encoder,
+                 # a subclass: the suffix replaces Encoder.forward, which must not reach the reference's class
+                 "ATTACK_ROOTS": (), "Encoder": type("Encoder", (ref.encoder.Encoder,), {}),
                  "MultiHeadAttention": ref.multi_head_attention.MultiHeadAttention}
     exec(compile(source, "suffix_encoder.py", "exec"), namespace)
     assert any("solutions" in found for found in namespace["_FOUND"])
