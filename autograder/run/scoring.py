@@ -20,6 +20,7 @@ from autograder.i18n import _
 from autograder.intake.textfiles import clean_text
 from autograder.mistakes import comparison
 from autograder.results import grader_errors, not_graded
+from autograder.run import origin
 from autograder.results.model import VISIBILITY, ExerciseScore, Results, TestResult
 from autograder.sandbox.remote import SubmissionError
 
@@ -44,7 +45,7 @@ def record_test(session, item, call, report, ctx) -> TestResult:
                                                              if isinstance(report.longrepr, tuple) else "")
     else:
         score, status = 0.0, "failed"
-        output = explain(session, call.excinfo, extra, ctx)
+        output = explain(session, call.excinfo, extra, ctx, item)
     attachments = session.attachments.get(item.nodeid)
     if attachments is not None and attachments.figures:
         extra["figures"] = attachments.figures
@@ -56,13 +57,14 @@ def record_test(session, item, call, report, ctx) -> TestResult:
                       tags=[meta["exercise"], meta["visibility"]], **extra)
 
 
-def explain(session, excinfo, extra: dict, ctx) -> str:
+def explain(session, excinfo, extra: dict, ctx, item=None) -> str:
     """The student-facing text of a failure; sets the failure's fields of ``extra`` (``mistake``,
     ``convention``, ``components_at_fault``, ``failure``, ``not_graded``, and the instructor-side
     ``signature`` of a wrong output). A grader error's
     details go to the instructor's log only. A test that loaded its weights under the student's
-    other attribute names (:func:`autograder.checks.weights.load`) says so."""
-    text = _explain(session, excinfo, extra, ctx)
+    other attribute names (:func:`autograder.checks.weights.load`) says so. ``item`` (the pytest
+    item) lets an unexpected exception be tried on the reference (:mod:`autograder.run.origin`)."""
+    text = _explain(session, excinfo, extra, ctx, item)
     renamed = session.run.renamed.get(ctx.nodeid)
     if renamed and excinfo is not None and isinstance(excinfo.value, AssertionError) \
             and not isinstance(excinfo.value, SubmissionError):
@@ -70,7 +72,7 @@ def explain(session, excinfo, extra: dict, ctx) -> str:
     return text
 
 
-def _explain(session, excinfo, extra: dict, ctx) -> str:
+def _explain(session, excinfo, extra: dict, ctx, item) -> str:
     if excinfo is None:
         return _("failed")
     exc = excinfo.value
@@ -107,6 +109,9 @@ def _explain(session, excinfo, extra: dict, ctx) -> str:
     if reason:   # a grader-side problem (missing data): not the student's failure
         extra[not_graded.KEY] = reason
         return not_graded.message()
+    if item is not None and origin.student_caused(item, session.remote, ctx):   # the kit's code on the student's value
+        extra["failure"] = "bad_return"
+        return with_printed(origin.message(exc, session.remote.last_received), session.remote.test_output)
     extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
     return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(session.submission),
                                 log_path=session.options.error_log)
