@@ -228,8 +228,13 @@ def _reference_with_named_mistakes(reference):
     ctx = context.current(required=False)
     if catalog is None or ctx is None:   # outside a grading run nothing is named
         return reference
-    named = [catalog.by_id(mutant_id) for name in exercises.get("transformer").depends
-             for mutant_id in sorted(ctx.run.named.get(name, ()))]
+    named = []   # each mutant once, of single and combined ids alike; ids the catalog lacks are left out
+    for name in exercises.get("transformer").depends:
+        for mistake_id in sorted(ctx.run.named.get(name, ())):
+            try:
+                named += [m for m in catalog.parts_of(mistake_id) if m not in named]
+            except KeyError:
+                continue
     if not named:
         return reference
     try:

@@ -120,11 +120,43 @@ def all_mutants() -> tuple[Mutant, ...]:
     return tuple(found)
 
 
-def by_id(mutant_id: str) -> Mutant:
-    for m in all_mutants():
-        if m.id == mutant_id:
-            return m
-    raise KeyError(f"no mutant {mutant_id!r} in the catalog")
+@lru_cache(maxsize=1)
+def _by_id() -> dict[str, Mutant]:
+    return {m.id: m for m in all_mutants()}
+
+
+def parts_of(mistake_id: str) -> tuple[Mutant, ...]:
+    """The catalog mutants a mistake id names: one for a mutant's id, each part of a combined id
+    (``"a+b"``, :class:`autograder.mistakes.matching.Combined`), once each in order. Raises
+    KeyError naming the first part the catalog does not hold (an empty id included)."""
+    found: list[Mutant] = []
+    for part in str(mistake_id or "").split("+"):
+        mutant = _by_id().get(part)
+        if mutant is None:
+            raise KeyError(f"no mutant {part!r} in the catalog (mistake {mistake_id!r})")
+        if mutant not in found:
+            found.append(mutant)
+    return tuple(found)
+
+
+def by_id(mistake_id: str):
+    """The :class:`Mutant` of ``mistake_id``, or for a combined id (``"a+b"``) the
+    :class:`~autograder.mistakes.matching.Combined` of its parts (``id``, ``exercise``,
+    ``convention``, ``hint()`` and ``impl()`` alike). KeyError when a part is unknown."""
+    parts = parts_of(mistake_id)
+    if len(parts) == 1:
+        return parts[0]
+    from autograder.mistakes.matching import Combined   # matching imports this package lazily too
+
+    return Combined(parts)
+
+
+def find(mistake_id: str | None):
+    """:func:`by_id`, or None for no id or an id the catalog does not hold (never raises)."""
+    try:
+        return by_id(mistake_id) if mistake_id else None
+    except KeyError:
+        return None
 
 
 def for_exercises(names) -> list[Mutant]:
