@@ -18,7 +18,7 @@ import pytest
 from autograder import context
 from autograder.checks import probes, transformer_training
 from autograder.mistakes import catalog, implementations
-from autograder.mistakes.matching import Combined
+from autograder.mistakes.catalog import Combined
 from autograder.reports import render
 from autograder.run import scoring
 
