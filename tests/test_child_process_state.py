@@ -41,6 +41,9 @@ MUTATORS = {
     "recursion limit": ("sys.setrecursionlimit(90)", "recursion", 90),
     "sys.modules entry": ("sys.modules['math'] = types.ModuleType('math')", "math", False),
 }
+# changes whose first call makes torch import modules (torch._dynamo) that register into shared
+# registries: putting those back would leave the modules without their registrations
+LAZY_IMPORTS = {"deterministic algorithms"}
 PROBE = textwrap.dedent('''
     import sys
 
@@ -119,7 +122,10 @@ def test_each_change_reaches_its_exercise_and_not_the_next(probe_folder, tmp_pat
         impl.begin_test("embedding")
         after = impl.probe.state()
         assert after == before, f"{name}: {key} is {after[key]!r} in the next exercise's test"
-        assert impl._child is child and impl.replaced_for == []
+        if name in LAZY_IMPORTS:   # torch imports modules that register into shared registries: replaced
+            assert impl.replaced_for == ["shared registries changed while modules were imported"]
+        else:
+            assert impl._child is child and impl.replaced_for == []
     finally:
         impl.close()
 

@@ -153,9 +153,10 @@ class Server:
             origin = getattr(sys.modules[name], "__file__", None)
             if isinstance(origin, str) and origin.startswith(folders):
                 del sys.modules[name]
+        left = state.leftovers(self.start_state)   # first: the restore refills the containers it counts
         failed = state.restore(self.start_state, deep=True)
         _empty_folder(self.start_state.values.get("working directory", "."))
-        return {"left": failed + state.leftovers(self.start_state)}
+        return {"left": failed + left}
 
     def error_record(self, exc: BaseException, op: str | None, module: str | None) -> dict:
         rec = {

@@ -1,0 +1,320 @@
+"""The child's module state, all of it: taken before any student code, compared and put back by identity.
+
+A student's module can monkeypatch anything the process has imported: ``torch._VF.dropout``, a
+function of ``torch._C._nn``, an internal of ``torch.nn.functional``, a method of ``torch.Tensor``,
+an operator packet under ``torch.ops``, the import system's hooks and caches, ``copyreg``'s
+dispatch table, ``operator.add``, ``functools.reduce``, a function's ``__code__`` or the cell of a
+closure. A list of namespaces to restore always misses one, so :func:`take` walks the whole of it
+instead, from every module in ``sys.modules``:
+
+- **namespaces**: every module, and every module object reachable from one through attributes
+  (``torch.ops`` and its namespaces), with a copy of its attribute dict;
+- **classes** found as an attribute of a namespace or of another class (those whose attributes can
+  be set: not the immutable built-in types), with a copy of theirs;
+- **functions** found there (directly, or inside a staticmethod, classmethod or property), with
+  their code, defaults and the contents of their closure's cells;
+- **objects** found there that carry a plain instance ``__dict__`` (an operator packet, a handle),
+  with a copy of it;
+- **containers**: every ``dict``, ``list`` and ``set`` held by one of the above (``sys.meta_path``,
+  ``sys.path_importer_cache``, ``copyreg.dispatch_table``, ``gc.callbacks``, registries, caches),
+  with a shallow copy (``sys.modules`` itself is the runner's: :mod:`.state`).
+
+:func:`put_back` compares each with its copy (identity first: dict and list comparisons at C speed,
+~15 ms for torch's ~1,250 modules, ~3,500 classes and ~21,000 functions) and puts back what
+changed, in place: attributes set or deleted (a module attribute that is itself a module, such as
+a submodule imported since, is kept), code, defaults and cells set, containers refilled. The walk
+costs ~90 ms, so the zygote takes it once (:func:`prepare`) and each child only re-bases it on what
+its own set-up changed (:func:`rebase`, ~15 ms) before any student code runs.
+
+What no walk sees: state held in C (torch's operator registrations and modes, counted by
+:mod:`.state`), resource limits and audit hooks (:func:`process_marks`), and the registrations of
+a module imported since the walk when a shared container changed meanwhile (it stays imported, but
+putting the container back would drop what it registered): :func:`put_back` reports those, and the
+parent then replaces the child. Standard library only: this module runs in the child.
+"""
+
+from __future__ import annotations
+
+import operator
+import resource
+import sys
+import types
+
+MAX_DEPTH = 3   # module objects reachable from sys.modules through this many attributes
+_IMMUTABLE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: attributes cannot be set
+_EMPTY = object()     # an empty closure cell
+_AUDITED = {"sys.addaudithook": 0}   # events seen by this process's own audit hook (see process_marks)
+# the import system's caches: they change with every import and are put back without suspicion
+IMPORT_CACHES = ("sys.path_importer_cache", "sys.path")
+
+
+class ModuleState:
+    """What :func:`take` saw (see the module docstring): per kind, the live objects and, in the same
+    order, their saved copies, compared as whole lists (C speed while nothing changed): the
+    attribute dicts of modules and objects and the ``vars`` views of classes are live, so a
+    comparison reads no attribute one by one."""
+
+    def __init__(self):
+        self.dicts: list[dict] = []     # the attribute dicts of modules and objects (live)
+        self.dict_copies: list[dict] = []
+        self.classes: list[type] = []
+        self.views: list = []           # vars(cls) of each class (live mappingproxies)
+        self.view_copies: list[dict] = []
+        self.functions: list[types.FunctionType] = []
+        self.codes: list = []           # __code__, __defaults__ and __kwdefaults__ of each function:
+        self.defaults: list = []        # three lists (a tuple each would be 21,000 allocations per
+        self.kwdefaults: list = []      # comparison, and the collections they set off)
+        self.cells: list = []           # every filled closure cell of those functions
+        self.cell_values: list = []
+        self.containers: list = []      # (label, container)
+        self.container_copies: list = []
+        self.modules: set[str] = set()  # the names in sys.modules when taken
+
+
+def _cell(cell) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+def _namespaces() -> list:
+    seen: dict[int, object] = {}
+    todo = [m for m in list(sys.modules.values()) if issubclass(type(m), types.ModuleType)]
+    for module in todo:
+        seen[id(module)] = module
+    for _depth in range(MAX_DEPTH):
+        found = []
+        for module in todo:
+            for value in list(getattr(module, "__dict__", {}).values()):
+                if issubclass(type(value), types.ModuleType) and id(value) not in seen:
+                    seen[id(value)] = value
+                    found.append(value)
+        todo = found
+    return list(seen.values())
+
+
+def _walk() -> tuple[list, list, list, list]:
+    """``(namespaces and objects, classes, functions, [(label, container)])`` reachable now."""
+    classes: dict[int, type] = {}
+    functions: dict[int, types.FunctionType] = {}
+    objects: dict[int, object] = {}
+    containers: dict[int, tuple[str, object]] = {}
+
+    def see(value, label: str) -> None:
+        kind = type(value)
+        if kind is types.FunctionType:
+            functions.setdefault(id(value), value)
+        elif issubclass(kind, type):
+            if not value.__flags__ & _IMMUTABLE:
+                classes.setdefault(id(value), value)
+        elif kind in (staticmethod, classmethod):
+            see(value.__func__, label)
+        elif kind is property:
+            for part in (value.fget, value.fset, value.fdel):
+                if part is not None:
+                    see(part, label)
+        elif issubclass(kind, (dict, list, set)):
+            if value is not sys.modules:
+                containers.setdefault(id(value), (label, value))
+        elif not issubclass(kind, types.ModuleType):
+            try:
+                inner = object.__getattribute__(value, "__dict__")
+            except Exception:  # no instance dict
+                return
+            if type(inner) is dict:
+                objects.setdefault(id(value), value)
+
+    spaces = _namespaces()
+    for space in spaces:
+        name = getattr(space, "__name__", "?")
+        for key, value in list(getattr(space, "__dict__", {}).items()):
+            see(value, f"{name}.{key}")
+    ordered = list(classes.values())
+    for cls in ordered:   # classes found in classes are walked too (the list grows as it is read)
+        before = len(classes)
+        for key, value in list(vars(cls).items()):
+            see(value, f"{cls.__qualname__}.{key}")
+        ordered.extend(list(classes.values())[before:])
+    return spaces + list(objects.values()), ordered, list(functions.values()), list(containers.values())
+
+
+# ModuleState attribute -> (the function attribute it saves, its getter)
+_FUNCTION = {name: (attr, operator.attrgetter(attr)) for name, attr in
+             (("codes", "__code__"), ("defaults", "__defaults__"), ("kwdefaults", "__kwdefaults__"))}
+_CELL = operator.attrgetter("cell_contents")
+
+
+def _dicts(owners: list) -> list[dict]:
+    out = []
+    for owner in owners:
+        try:
+            inner = object.__getattribute__(owner, "__dict__")
+        except Exception:  # noqa: BLE001 - no instance dict
+            continue
+        if type(inner) is dict:
+            out.append(inner)
+    return out
+
+
+def take() -> ModuleState:
+    """Walk the process's module state now (see the module docstring)."""
+    state = ModuleState()
+    state.modules = set(sys.modules)
+    spaces, classes, functions, containers = _walk()
+    state.dicts = _dicts(spaces)
+    state.dict_copies = [dict(d) for d in state.dicts]
+    state.classes = classes
+    state.views = [vars(c) for c in classes]
+    state.view_copies = [dict(v) for v in state.views]
+    state.functions = functions
+    for name, (_attr, get) in _FUNCTION.items():
+        setattr(state, name, list(map(get, functions)))
+    state.cells = [cell for f in functions for cell in (f.__closure__ or ()) if _cell(cell) is not _EMPTY]
+    state.cell_values = list(map(_CELL, state.cells))
+    state.containers = containers
+    state.container_copies = [c.copy() for _label, c in containers]
+    return state
+
+
+def _same(current, saved) -> bool:
+    try:
+        return current == saved   # identity first for every value: C speed while nothing changed
+    except Exception:  # a value whose == raises (a tensor that was replaced)
+        return False
+
+
+def _differing(now: list, saved: list) -> list[int]:
+    """The indexes where ``now`` and ``saved`` differ (one comparison of the whole lists first)."""
+    if _same(now, saved):
+        return []
+    return [i for i, (a, b) in enumerate(zip(now, saved)) if not _same(a, b)]
+
+
+def _cell_values(cells: list) -> list:
+    try:
+        return list(map(_CELL, cells))
+    except ValueError:   # a cell emptied since
+        return [_cell(c) for c in cells]
+
+
+def rebase(state: ModuleState) -> None:
+    """Take what changed since ``state`` was walked (a child's own set-up, before any student code)
+    as the state to put back; modules imported since are walked too (a walk of its own)."""
+    if set(sys.modules) - state.modules:
+        state.__dict__.update(take().__dict__)
+        return
+    for i in _differing(state.dicts, state.dict_copies):
+        state.dict_copies[i] = dict(state.dicts[i])
+    for i in _differing(state.views, state.view_copies):
+        state.view_copies[i] = dict(state.views[i])
+    for name, (_attr, get) in _FUNCTION.items():
+        setattr(state, name, list(map(get, state.functions)))
+    state.cell_values = _cell_values(state.cells)
+    for i in _differing([c for _label, c in state.containers], state.container_copies):
+        state.container_copies[i] = state.containers[i][1].copy()
+
+
+def _put_back_dict(current: dict, saved: dict, setter=None, deleter=None) -> None:
+    """``current`` (an attribute dict) as ``saved``: new keys dropped (a module value kept: a
+    submodule imported since is bound to its package), changed ones set back."""
+    for key in [k for k in current if k not in saved and not issubclass(type(current[k]), types.ModuleType)]:
+        try:
+            deleter(key) if deleter else current.pop(key, None)
+        except (AttributeError, TypeError):
+            pass
+    for key, value in saved.items():
+        if current.get(key, _EMPTY) is not value:
+            try:
+                setter(key, value) if setter else current.__setitem__(key, value)
+            except (AttributeError, TypeError):
+                pass
+
+
+def put_back(state: ModuleState) -> list[str]:
+    """Put back every part of ``state`` that changed (see the module docstring). Returns what it
+    cannot vouch for: a function it could not set back, and ``"shared registries changed while
+    modules were imported"`` when a container other than the import caches changed and a module
+    imported since is still there; else []."""
+    unsure = []
+    for i in _differing(state.dicts, state.dict_copies):
+        _put_back_dict(state.dicts[i], state.dict_copies[i])
+    for i in _differing(state.views, state.view_copies):
+        cls = state.classes[i]
+        _put_back_dict(dict(state.views[i]), state.view_copies[i], lambda k, v: setattr(cls, k, v),
+                       lambda k: delattr(cls, k))
+    for name, (attr, get) in _FUNCTION.items():
+        saved = getattr(state, name)
+        for i in _differing(list(map(get, state.functions)), saved):
+            try:
+                setattr(state.functions[i], attr, saved[i])
+            except (AttributeError, TypeError, ValueError):
+                unsure = ["a function that cannot be put back"]
+    for i in _differing(_cell_values(state.cells), state.cell_values):
+        state.cells[i].cell_contents = state.cell_values[i]
+    changed = []
+    for i in _differing([c for _label, c in state.containers], state.container_copies):
+        label, container = state.containers[i]
+        saved = state.container_copies[i]
+        changed.append(label)
+        if isinstance(container, list):
+            container[:] = saved
+        else:
+            container.clear()
+            container.update(saved)
+    if set(sys.modules) - state.modules and [label for label in changed if label not in IMPORT_CACHES]:
+        unsure.append("shared registries changed while modules were imported")
+    return unsure
+
+
+# -- what no walk sees, read at the start and compared (state.leftovers) --------------------------
+def _audit(event: str, _args) -> None:
+    if event in _AUDITED:
+        _AUDITED[event] += 1
+
+
+_WATCHING: list[bool] = []
+
+
+def watch_audit_hooks() -> None:
+    """Install this process's own audit hook (once): it counts the audit hooks added after it,
+    which no one can remove (:func:`process_marks`)."""
+    if not _WATCHING:
+        sys.addaudithook(_audit)
+        _WATCHING.append(True)
+
+
+def process_marks() -> dict:
+    """What a module can change and no restore can undo: the resource limits (a hard limit cannot
+    be raised again) and the audit hooks added since :func:`watch_audit_hooks`."""
+    limits = {}
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                limits[name] = resource.getrlimit(getattr(resource, name))
+            except (ValueError, OSError):
+                pass
+    return {"resource limits": limits, "audit hooks": dict(_AUDITED)}
+
+
+_PREPARED: ModuleState | None = None
+
+
+def prepare() -> None:
+    """In the zygote, before it forks children: walk the module state once (:func:`take`), for
+    each child to :func:`rebase` instead of walking it again."""
+    global _PREPARED
+    watch_audit_hooks()
+    _PREPARED = take()
+
+
+def for_this_child() -> ModuleState:
+    """The module state a new child puts back: the zygote's walk re-based on this child's set-up,
+    or a walk of its own where there was none."""
+    global _PREPARED
+    watch_audit_hooks()
+    if _PREPARED is None:
+        return take()
+    state, _PREPARED = _PREPARED, None
+    rebase(state)
+    return state
