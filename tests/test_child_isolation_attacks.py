@@ -75,6 +75,23 @@ def test_a_closure_cell_and_a_new_class_attribute_are_put_back():
         del sys.modules[__name__].INNER
 
 
+@pytest.mark.parametrize("training", [False, True])
+def test_a_new_childs_module_state_is_its_snapshot(tmp_path, training):
+    """The zygote walks the module state once and each child re-bases only what its own set-up
+    changes (snapshot.SET_UP): nothing else may differ in a new child, else the first restore would
+    undo the set-up."""
+    from autograder.sandbox import Limits
+    from autograder.sandbox.remote import RemoteImpl
+
+    limits = Limits()
+    limits.preload_training = training
+    impl = RemoteImpl(REPO / "solutions", limits)
+    try:
+        assert impl.task("module_state_differences") == []
+    finally:
+        impl.close()
+
+
 def _graded(tmp_path: Path, suffix: str) -> dict:
     from grading_runs import run_suites
 

@@ -162,6 +162,15 @@ def train_transformer_graph(captured: dict, src, tgt, held_src, vocab: int, step
 
 
 @task
+def module_state_differences():
+    """What the child's module state differs in from its snapshot (:func:`.snapshot.unexplained`);
+    [] in a new child."""
+    from . import snapshot
+
+    return snapshot.unexplained()
+
+
+@task
 def run_train_autoencoder(module, model_state: dict, batches: list, epochs: int, lr: float, device: str = "cpu"):
     """Call the student's ``module.train_autoencoder(model, loader, epochs=epochs, lr=lr, device=device)``
     on the kit's small probe model (:func:`probe_autoencoder`) loaded with ``model_state`` and a
