@@ -122,8 +122,8 @@ def test_each_change_reaches_its_exercise_and_not_the_next(probe_folder, tmp_pat
         impl.begin_test("embedding")
         after = impl.probe.state()
         assert after == before, f"{name}: {key} is {after[key]!r} in the next exercise's test"
-        if name in LAZY_IMPORTS:   # torch imports modules that register into shared registries: replaced
-            assert impl.replaced_for == ["shared registries changed while modules were imported"]
+        if name in LAZY_IMPORTS:   # replaced where torch had to import them (the zygote may hold them already)
+            assert impl.replaced_for in ([], ["shared registries changed while modules were imported"])
         else:
             assert impl._child is child and impl.replaced_for == []
     finally:

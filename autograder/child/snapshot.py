@@ -19,12 +19,15 @@ instead, from every module in ``sys.modules``:
   ``sys.path_importer_cache``, ``copyreg.dispatch_table``, ``gc.callbacks``, registries, caches),
   with a shallow copy (``sys.modules`` itself is the runner's: :mod:`.state`).
 
-:func:`put_back` compares each with its copy (identity first: dict and list comparisons at C speed,
-~15 ms for torch's ~1,250 modules, ~3,500 classes and ~21,000 functions) and puts back what
-changed, in place: attributes set or deleted (a module attribute that is itself a module, such as
-a submodule imported since, is kept), code, defaults and cells set, containers refilled. The walk
-costs ~90 ms, so the zygote takes it once (:func:`prepare`) and each child only re-bases it on what
-its own set-up changed (:func:`rebase`, ~15 ms) before any student code runs.
+:func:`put_back` compares each with its copy (identity first: whole lists of live attribute dicts
+and ``vars`` views compared with their copies at C speed, ~15 ms idle for torch's ~10,000 dicts,
+~3,600 classes and ~3,500 containers) and puts back what changed, in place: attributes set or
+deleted (a module attribute that is itself a module, such as a submodule imported since, is kept),
+cells set, containers refilled. A function's code and defaults can only change through their
+setters, which raise an audit event: this process's own audit hook notes those functions and only
+they are set back (reading 21,000 functions' attributes would cost more than the rest). The walk
+costs ~90 ms idle, so the zygote takes it once (:func:`prepare`) and each child re-bases only what
+its own set-up changes (:func:`rebase`, :data:`SET_UP`) before any student code runs.
 
 What no walk sees: state held in C (torch's operator registrations and modes, counted by
 :mod:`.state`), resource limits and audit hooks (:func:`process_marks`), and the registrations of
@@ -44,6 +47,7 @@ MAX_DEPTH = 3   # module objects reachable from sys.modules through this many at
 _IMMUTABLE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: attributes cannot be set
 _EMPTY = object()     # an empty closure cell
 _AUDITED = {"sys.addaudithook": 0}   # events seen by this process's own audit hook (see process_marks)
+_TOUCHED: list = []   # functions whose code or defaults were set (the audit hook notes them; put_back)
 # the import system's caches: they change with every import and are put back without suspicion
 IMPORT_CACHES = ("sys.path_importer_cache", "sys.path")
 
@@ -61,10 +65,10 @@ class ModuleState:
         self.classes: list[type] = []
         self.views: list = []           # vars(cls) of each class (live mappingproxies)
         self.view_copies: list[dict] = []
-        self.functions: list[types.FunctionType] = []
-        self.codes: list = []           # __code__, __defaults__ and __kwdefaults__ of each function:
-        self.defaults: list = []        # three lists (a tuple each would be 21,000 allocations per
-        self.kwdefaults: list = []      # comparison, and the collections they set off)
+        self.functions: dict[int, int] = {}   # id(function) -> its index in the three lists below
+        self.codes: list = []           # __code__, __defaults__ and __kwdefaults__ of each function
+        self.defaults: list = []
+        self.kwdefaults: list = []
         self.cells: list = []           # every filled closure cell of those functions
         self.cell_values: list = []
         self.containers: list = []      # (label, container)
@@ -161,7 +165,9 @@ def _dicts(owners: list) -> list[tuple[dict, str]]:
 
 
 def take() -> ModuleState:
-    """Walk the process's module state now (see the module docstring)."""
+    """Walk the process's module state now (see the module docstring); from now on this process's
+    audit hook notes every function whose code or defaults are set (:func:`watch_audit_hooks`)."""
+    watch_audit_hooks()
     state = ModuleState()
     state.modules = set(sys.modules)
     spaces, classes, functions, containers = _walk()
@@ -172,7 +178,7 @@ def take() -> ModuleState:
     state.classes = classes
     state.views = [vars(c) for c in classes]
     state.view_copies = [dict(v) for v in state.views]
-    state.functions = functions
+    state.functions = {id(f): i for i, f in enumerate(functions)}
     for name, (_attr, get) in _FUNCTION.items():
         setattr(state, name, list(map(get, functions)))
     state.cells = [cell for f in functions for cell in (f.__closure__ or ()) if _cell(cell) is not _EMPTY]
@@ -262,13 +268,16 @@ def put_back(state: ModuleState) -> list[str]:
         cls = state.classes[i]
         _put_back_dict(dict(state.views[i]), state.view_copies[i], lambda k, v: setattr(cls, k, v),
                        lambda k: delattr(cls, k))
-    for name, (attr, get) in _FUNCTION.items():
-        saved = getattr(state, name)
-        for i in _differing(list(map(get, state.functions)), saved):
+    for fn in set(_TOUCHED):   # set through their setters, which the audit hook sees: no comparison
+        index = state.functions.get(id(fn))
+        if index is None:
+            continue
+        for name, (attr, _get) in _FUNCTION.items():
             try:
-                setattr(state.functions[i], attr, saved[i])
+                setattr(fn, attr, getattr(state, name)[index])
             except (AttributeError, TypeError, ValueError):
                 unsure = ["a function that cannot be put back"]
+    _TOUCHED.clear()
     for i in _differing(_cell_values(state.cells), state.cell_values):
         state.cells[i].cell_contents = state.cell_values[i]
     changed = []
@@ -287,8 +296,17 @@ def put_back(state: ModuleState) -> list[str]:
 
 
 # -- what no walk sees, read at the start and compared (state.leftovers) --------------------------
-def _audit(event: str, _args) -> None:
-    if event in _AUDITED:
+_FUNCTION_ATTRIBUTES = frozenset(attr for attr, _get in _FUNCTION.values())
+
+
+def _audit(event: str, args) -> None:
+    """This process's audit hook: notes each function whose ``__code__``, ``__defaults__`` or
+    ``__kwdefaults__`` is set (the only way to change them: their setters raise this event) and
+    counts the audit hooks added after it."""
+    if event == "object.__setattr__":
+        if len(args) > 1 and args[1] in _FUNCTION_ATTRIBUTES and type(args[0]) is types.FunctionType:
+            _TOUCHED.append(args[0])
+    elif event in _AUDITED:
         _AUDITED[event] += 1
 
 
