@@ -169,7 +169,6 @@ def take() -> ModuleState:
     audit hook notes every function whose code or defaults are set (:func:`watch_audit_hooks`)."""
     watch_audit_hooks()
     state = ModuleState()
-    state.modules = set(sys.modules)
     spaces, classes, functions, containers = _walk()
     found = _dicts(spaces)
     state.dicts = [d for d, _origin in found]
@@ -185,6 +184,7 @@ def take() -> ModuleState:
     state.cell_values = list(map(_CELL, state.cells))
     state.containers = containers
     state.container_copies = [c.copy() for _label, c in containers]
+    state.modules = set(sys.modules)   # last: reading a lazy module's attributes may import more
     return state
 
 
