@@ -92,6 +92,26 @@ def test_a_new_childs_module_state_is_its_snapshot(tmp_path, training):
         impl.close()
 
 
+def test_an_object_that_claims_to_equal_what_it_replaced_is_put_back():
+    """Compared by identity: a replacement whose ``__eq__`` says True (or imports modules when
+    asked) is seen, and its ``__eq__`` never runs."""
+    calls = []
+
+    class Liar:
+        def __eq__(self, other):
+            calls.append(other)
+            return True
+
+        __hash__ = object.__hash__
+
+    relu = F.relu
+    state = _in_function_scope()
+    F.relu = Liar()
+    copyreg.dispatch_table[Liar] = Liar()
+    assert snapshot.put_back(state) == []
+    assert F.relu is relu and Liar not in copyreg.dispatch_table and calls == []
+
+
 def _graded(tmp_path: Path, suffix: str) -> dict:
     from grading_runs import run_suites
 

@@ -19,44 +19,49 @@ instead, from every module in ``sys.modules``:
   ``sys.path_importer_cache``, ``copyreg.dispatch_table``, ``gc.callbacks``, registries, caches),
   with a shallow copy (``sys.modules`` itself is the runner's: :mod:`.state`).
 
-:func:`put_back` compares each with its copy (identity first: whole lists of live attribute dicts
-and ``vars`` views compared with their copies at C speed, ~15 ms idle for torch's ~10,000 dicts,
-~3,600 classes and ~3,500 containers) and puts back what changed, in place: attributes set or
-deleted (a module attribute that is itself a module, such as a submodule imported since, is kept),
-cells set, containers refilled. A function's code and defaults can only change through their
-setters, which raise an audit event: this process's own audit hook notes those functions and only
-they are set back (reading 21,000 functions' attributes would cost more than the rest). The walk
+:func:`put_back` compares each with its copy by identity only (keys and values, item by item, at C
+speed: no ``__eq__`` runs, which a student's object could answer falsely; ~30 ms idle for torch's
+~10,000 dicts, ~3,600 classes and ~3,500 containers: :class:`_Group`) and puts back what changed, in place:
+attributes set or deleted (a module attribute that is itself a module, such as a submodule imported
+since, is kept), cells set, containers refilled. A function's code and defaults can only change
+through their setters, which raise an audit event: this process's own audit hook notes those
+functions and only they are set back (reading 21,000 functions' attributes would cost more than the
+rest). The walk
 costs ~90 ms idle, so the zygote takes it once (:func:`prepare`) and each child re-bases only what
 its own set-up changes (:func:`rebase`, :data:`SET_UP`) before any student code runs.
 
 What no walk sees: state held in C (torch's operator registrations and modes, counted by
-:mod:`.state`), resource limits and audit hooks (:func:`process_marks`), and the registrations of
-a module imported since the walk when a shared container changed meanwhile (it stays imported, but
-putting the container back would drop what it registered): :func:`put_back` reports those, and the
-parent then replaces the child. Standard library only: this module runs in the child.
+:mod:`.state`), resource limits and audit hooks (:func:`.state.process_marks`), and the
+registrations of a module imported since the walk when a shared container changed meanwhile (it
+stays imported, but putting the container back would drop what it registered): :func:`put_back`
+reports those, and the parent then replaces the child. Standard library only: this module runs in the child.
 """
 
 from __future__ import annotations
 
 import operator
-import resource
 import sys
 import types
+from itertools import chain
 
 MAX_DEPTH = 3   # module objects reachable from sys.modules through this many attributes
 _IMMUTABLE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: attributes cannot be set
 _EMPTY = object()     # an empty closure cell
-_AUDITED = {"sys.addaudithook": 0}   # events seen by this process's own audit hook (see process_marks)
+AUDITED = {"sys.addaudithook": 0}   # events seen by this process's own audit hook (state.leftovers)
 _TOUCHED: list = []   # functions whose code or defaults were set (the audit hook notes them; put_back)
-# the import system's caches: they change with every import and are put back without suspicion
+# caches that change with every import or traceback: put back without suspicion (IMPORT_CACHES),
+# and checked one by one rather than in the whole-list pass, which they would fail every time
 IMPORT_CACHES = ("sys.path_importer_cache", "sys.path")
+BUSY = IMPORT_CACHES + ("linecache.cache",)
+# what a child's own set-up changes after the fork, before any student code (the fork handlers of
+# threading, the child's package, the seccomp binding, sys.path, the environment);
+# tests/test_child_isolation_attacks.py checks that a new child's state equals its re-based snapshot
+SET_UP = frozenset({"threading", "sys", "os", "posix", "pyseccomp", __name__.split(".")[0]})
 
 
 class ModuleState:
-    """What :func:`take` saw (see the module docstring): per kind, the live objects and, in the same
-    order, their saved copies, compared as whole lists (C speed while nothing changed): the
-    attribute dicts of modules and objects and the ``vars`` views of classes are live, so a
-    comparison reads no attribute one by one."""
+    """What :func:`take` saw: per kind, the live objects (attribute dicts and ``vars`` views are
+    live) and, in the same order, their saved copies."""
 
     def __init__(self):
         self.dicts: list[dict] = []     # the attribute dicts of modules and objects (live)
@@ -74,6 +79,7 @@ class ModuleState:
         self.containers: list = []      # (label, container)
         self.container_copies: list = []
         self.modules: set[str] = set()  # the names in sys.modules when taken
+        self.groups: dict[str, "_Group"] = {}   # "dicts", "views", "containers": see _Group
 
 
 def _cell(cell) -> object:
@@ -184,22 +190,68 @@ def take() -> ModuleState:
     state.cell_values = list(map(_CELL, state.cells))
     state.containers = containers
     state.container_copies = [c.copy() for _label, c in containers]
+    state.groups = _groups(state)
     state.modules = set(sys.modules)   # last: reading a lazy module's attributes may import more
     return state
 
 
-def _same(current, saved) -> bool:
-    try:
-        return current == saved   # identity first for every value: C speed while nothing changed
-    except Exception:  # a value whose == raises (a tensor that was replaced)
+def _identical(now, saved) -> bool:
+    """Whether a live dict, ``vars`` view, list or set holds the very objects its copy holds (keys
+    and values of a mapping): compared by identity only, at C speed, so that no ``__eq__`` runs (a
+    student's object could claim to equal what it replaced, or import modules when asked)."""
+    if len(now) != len(saved):
         return False
+    if isinstance(saved, set):
+        return set(map(id, now)) == set(map(id, saved))
+    if not all(map(operator.is_, now, saved)):
+        return False
+    return not isinstance(saved, dict) or all(map(operator.is_, now.values(), saved.values()))
 
 
-def _differing(now: list, saved: list) -> list[int]:
-    """The indexes where ``now`` and ``saved`` differ (one comparison of the whole lists first)."""
-    if _same(now, saved):
+def _differing(now: list, saved: list, same=_identical) -> list[int]:
+    """The indexes where ``now`` and ``saved`` differ under ``same`` (one pass over both first)."""
+    if all(map(same, now, saved)):
         return []
-    return [i for i, (a, b) in enumerate(zip(now, saved)) if not _same(a, b)]
+    return [i for i, (a, b) in enumerate(zip(now, saved)) if not same(a, b)]
+
+
+def _values(mapping):
+    return mapping.values()
+
+
+class _Group:
+    """How one kind (attribute dicts, class views, containers) is compared: the mappings of
+    ``whole`` (indexes) all at once, against their keys and values laid end to end (made in the
+    zygote, so that a child never builds them: building them copies its memory page by page), and
+    those of ``each`` (a child's own set-up re-bases them; caches that change all the time; lists
+    and sets) one by one."""
+
+    def __init__(self, copies: list, whole: list[int]):
+        self.whole = whole
+        each = set(range(len(copies))) - set(whole)
+        self.each = sorted(each)
+        mappings = [copies[i] for i in whole]
+        self.lengths = list(map(len, mappings))
+        self.keys = list(chain.from_iterable(mappings))
+        self.values = list(chain.from_iterable(map(_values, mappings)))
+
+    def changed(self, live: list, copies: list) -> list[int]:
+        """The indexes of ``live`` that differ from ``copies`` (by identity, :func:`_identical`)."""
+        found = [i for i in self.each if not _identical(live[i], copies[i])]
+        mappings = [live[i] for i in self.whole]
+        if list(map(len, mappings)) != self.lengths or not all(map(operator.is_, chain.from_iterable(mappings), self.keys)) \
+                or not all(map(operator.is_, chain.from_iterable(map(_values, mappings)), self.values)):
+            found += [i for i in self.whole if not _identical(live[i], copies[i])]
+        return sorted(found)
+
+
+def _groups(state: ModuleState) -> dict[str, _Group]:
+    containers = state.container_copies
+    return {"dicts": _Group(state.dict_copies, [i for i, o in enumerate(state.origins) if o not in SET_UP]),
+            "views": _Group(state.view_copies, list(range(len(state.view_copies)))),
+            "containers": _Group(containers, [i for i, (label, _c) in enumerate(state.containers)
+                                              if isinstance(containers[i], dict) and label not in BUSY
+                                              and label.split(".")[0] not in SET_UP])}
 
 
 def _cell_values(cells: list) -> list:
@@ -209,10 +261,6 @@ def _cell_values(cells: list) -> list:
         return [_cell(c) for c in cells]
 
 
-# what a child's own set-up changes after the fork, before any student code (the fork handlers of
-# threading, the child's package, the seccomp binding, sys.path, the environment);
-# tests/test_child_isolation_attacks.py checks that a new child's state equals its re-based snapshot
-SET_UP = frozenset({"threading", "sys", "os", "posix", "pyseccomp", __name__.split(".")[0]})
 
 
 def rebase(state: ModuleState) -> None:
@@ -225,10 +273,10 @@ def rebase(state: ModuleState) -> None:
         state.__dict__.update(take().__dict__)
         return
     for i, origin in enumerate(state.origins):
-        if origin in SET_UP and not _same(state.dicts[i], state.dict_copies[i]):
+        if origin in SET_UP and not _identical(state.dicts[i], state.dict_copies[i]):
             state.dict_copies[i] = dict(state.dicts[i])
     for i, (label, container) in enumerate(state.containers):
-        if label.split(".")[0] in SET_UP and not _same(container, state.container_copies[i]):
+        if label.split(".")[0] in SET_UP and not _identical(container, state.container_copies[i]):
             state.container_copies[i] = container.copy()
 
 
@@ -262,9 +310,9 @@ def put_back(state: ModuleState) -> list[str]:
     modules were imported"`` when a container other than the import caches changed and a module
     imported since is still there; else []."""
     unsure = []
-    for i in _differing(state.dicts, state.dict_copies):
+    for i in state.groups["dicts"].changed(state.dicts, state.dict_copies):
         _put_back_dict(state.dicts[i], state.dict_copies[i])
-    for i in _differing(state.views, state.view_copies):
+    for i in state.groups["views"].changed(state.views, state.view_copies):
         cls = state.classes[i]
         _put_back_dict(dict(state.views[i]), state.view_copies[i], lambda k, v: setattr(cls, k, v),
                        lambda k: delattr(cls, k))
@@ -278,10 +326,10 @@ def put_back(state: ModuleState) -> list[str]:
             except (AttributeError, TypeError, ValueError):
                 unsure = ["a function that cannot be put back"]
     _TOUCHED.clear()
-    for i in _differing(_cell_values(state.cells), state.cell_values):
+    for i in _differing(_cell_values(state.cells), state.cell_values, operator.is_):
         state.cells[i].cell_contents = state.cell_values[i]
     changed = []
-    for i in _differing([c for _label, c in state.containers], state.container_copies):
+    for i in state.groups["containers"].changed([c for _label, c in state.containers], state.container_copies):
         label, container = state.containers[i]
         saved = state.container_copies[i]
         changed.append(label)
@@ -306,8 +354,8 @@ def _audit(event: str, args) -> None:
     if event == "object.__setattr__":
         if len(args) > 1 and args[1] in _FUNCTION_ATTRIBUTES and type(args[0]) is types.FunctionType:
             _TOUCHED.append(args[0])
-    elif event in _AUDITED:
-        _AUDITED[event] += 1
+    elif event in AUDITED:
+        AUDITED[event] += 1
 
 
 _WATCHING: list[bool] = []
@@ -315,23 +363,10 @@ _WATCHING: list[bool] = []
 
 def watch_audit_hooks() -> None:
     """Install this process's own audit hook (once): it counts the audit hooks added after it,
-    which no one can remove (:func:`process_marks`)."""
+    which no one can remove (:func:`.state.process_marks`)."""
     if not _WATCHING:
         sys.addaudithook(_audit)
         _WATCHING.append(True)
-
-
-def process_marks() -> dict:
-    """What a module can change and no restore can undo: the resource limits (a hard limit cannot
-    be raised again) and the audit hooks added since :func:`watch_audit_hooks`."""
-    limits = {}
-    for name in dir(resource):
-        if name.startswith("RLIMIT_"):
-            try:
-                limits[name] = resource.getrlimit(getattr(resource, name))
-            except (ValueError, OSError):
-                pass
-    return {"resource limits": limits, "audit hooks": dict(_AUDITED)}
 
 
 _PREPARED: ModuleState | None = None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import _signal
 import gc
 import os
+import resource
 import signal
 import sys
 import warnings
@@ -219,7 +220,7 @@ ALWAYS = ("signal handlers and timers", "flush denormal")
 class Snapshot:
     """What :func:`capture` saw: each item's value, and (for a deep restore) the module state
     (:class:`.snapshot.ModuleState`), ``sys.modules``, the counts :func:`leftovers` compares and the
-    process's marks (:func:`.snapshot.process_marks`)."""
+    process's marks (:func:`process_marks`)."""
 
     def __init__(self):
         self.values: dict[str, object] = {}
@@ -244,7 +245,7 @@ def capture(deep: bool = True) -> Snapshot:
     snap.counts = _counts()
     snap.modules = dict(sys.modules)
     snap.module_state = snapshot.for_this_child()
-    snap.marks = snapshot.process_marks()
+    snap.marks = process_marks()
     return snap
 
 
@@ -286,6 +287,19 @@ def _counts() -> dict[str, int]:
             "inference mode": int(torch.is_inference_mode_enabled())}
 
 
+def process_marks() -> dict:
+    """What a module can change and no restore can undo: the resource limits (a hard limit cannot
+    be raised again) and the audit hooks added since :func:`.snapshot.watch_audit_hooks`."""
+    limits = {}
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                limits[name] = resource.getrlimit(getattr(resource, name))
+            except (ValueError, OSError):
+                pass
+    return {"resource limits": limits, "audit hooks": dict(snapshot.AUDITED)}
+
+
 def leftovers(snap: Snapshot) -> list[str]:
     """What a restore cannot undo and the process now has more of than at :func:`capture`
     (threads still running, torch modes entered, operators registered, inference mode on,
@@ -293,7 +307,7 @@ def leftovers(snap: Snapshot) -> list[str]:
     empty when none."""
     now = _counts()
     left = [name for name, count in snap.counts.items() if now.get(name, 0) > count]
-    marks = snapshot.process_marks()
+    marks = process_marks()
     left += [name for name, value in snap.marks.items() if marks.get(name) != value]
     try:
         while True:  # reap what has exited; a child still running is left over
