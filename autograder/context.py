@@ -60,7 +60,9 @@ class RunState:
 @dataclass
 class TestContext:
     """The running test: its ``exercise``, ``nodeid``, ``seed`` (derived from the run's seed and
-    the test's id), ``visibility`` (``public`` or ``hidden``) and its ``run``."""
+    the test's id), ``visibility`` (``public`` or ``hidden``), its ``run`` and ``served``: the
+    components its code gets as the reference's (a composite's test; empty for its integration
+    test, other exercises and the student edition: :mod:`autograder.sandbox.served`)."""
 
     __test__ = False  # not a pytest test class
 
@@ -69,6 +71,7 @@ class TestContext:
     seed: int = 0
     visibility: str | None = None
     run: RunState = field(default_factory=RunState)
+    served: tuple = ()
 
 
 _RUNNING: contextvars.ContextVar[TestContext | None] = contextvars.ContextVar("tkit_test", default=None)

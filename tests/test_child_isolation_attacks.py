@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.child import snapshot
+from fresh_process import run_check
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACK = REPO / "tests" / "attacks" / "monkeypatch_everything" / "attack_suffix.py"
@@ -33,7 +34,23 @@ def _in_function_scope():
     return snapshot.take()
 
 
-def test_every_patch_of_the_attack_is_put_back_in_this_process():
+def _in_a_fresh_process(check: str) -> None:
+    run_check("test_child_isolation_attacks", check)
+
+
+def test_every_patch_of_the_attack_is_put_back():
+    _in_a_fresh_process("check_every_patch_is_put_back")
+
+
+def test_a_closure_cell_and_a_new_class_attribute_are_put_back():
+    _in_a_fresh_process("check_a_closure_cell_and_a_class_attribute")
+
+
+def test_an_object_that_claims_to_equal_what_it_replaced_is_put_back():
+    _in_a_fresh_process("check_a_liar")
+
+
+def check_every_patch_is_put_back():
     state = _in_function_scope()
     before = {"vf": "dropout" in vars(torch._VF), "linear": F.linear, "relu": F.relu.__code__,
               "softmax": vars(torch.Tensor).get("softmax"), "packet": vars(torch.ops.aten.relu).get("default"),
@@ -55,7 +72,7 @@ def test_every_patch_of_the_attack_is_put_back_in_this_process():
     assert F.relu(torch.ones(2)).tolist() == [1.0, 1.0] and operator.mul(2, 3) == 6
 
 
-def test_a_closure_cell_and_a_new_class_attribute_are_put_back():
+def check_a_closure_cell_and_a_class_attribute():
     def outer():
         value = 1
 
@@ -92,7 +109,7 @@ def test_a_new_childs_module_state_is_its_snapshot(tmp_path, training):
         impl.close()
 
 
-def test_an_object_that_claims_to_equal_what_it_replaced_is_put_back():
+def check_a_liar():
     """Compared by identity: a replacement whose ``__eq__`` says True (or imports modules when
     asked) is seen, and its ``__eq__`` never runs."""
     calls = []

@@ -190,9 +190,16 @@ def test_module_state_of_one_exercise_does_not_reach_another(tmp_path):
     assert printed and all(out.rstrip().endswith("recorded calls:") for out in printed)
 
 
-def test_the_state_module_restores_in_this_process():
-    """``child/state.py`` on its own (the fallback where the child cannot be replaced cheaply):
-    every item, a monkeypatched function and a replaced ``sys.modules`` entry come back."""
+def test_the_state_module_restores_in_a_process():
+    """``child/state.py`` on its own, in a fresh interpreter (a whole-state restore here would undo
+    what earlier tests left): every item, a monkeypatched function and a replaced ``sys.modules``
+    entry come back."""
+    from fresh_process import run_check
+
+    run_check("test_child_process_state", "check_the_state_module_restores")
+
+
+def check_the_state_module_restores():
     import torch
     import torch.nn.functional as F
 

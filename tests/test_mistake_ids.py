@@ -1,9 +1,8 @@
 """Mistake ids wherever they are looked up: combined (``a+b``), unknown, empty, several at once.
 
 A composite's mistake search names two of an exercise's own mistakes together as ``"a+b"``
-(:mod:`autograder.mistakes.matching`); every reader of an id (the catalog, the Transformer's
-training check that rebuilds the student's architecture from the named mistakes, the probes, the
-reports, the plugin's explanation) must take it, and an id the catalog lacks, without a crash.
+(:mod:`autograder.mistakes.matching`); every reader of an id (the catalog, the probes, the reports,
+the plugin's explanation) must take it, and an id the catalog lacks, without a crash.
 The slow test grades the two public decoders that made the Transformer's training check crash
 (``KeyError``: 5 Transformer points "not graded") through that check.
 """
@@ -15,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import context
-from autograder.checks import probes, transformer_training
-from autograder.mistakes import catalog, implementations
+from autograder.checks import probes
+from autograder.mistakes import catalog
 from autograder.mistakes.catalog import Combined
 from autograder.reports import render
 from autograder.run import scoring
@@ -53,24 +51,6 @@ def test_every_reader_takes_combined_unknown_and_empty_ids():
     pair = "pe_sin_cos_swapped+pe_positions_from_one"
     if all(catalog.find(part) for part in pair.split("+")):
         assert probes.for_mistake(pair) is not None
-
-
-@pytest.mark.parametrize("named, applied", [
-    ({"decoder": {"+".join(POST_LN_ONLY)}}, "+".join(POST_LN_ONLY)),
-    ({"decoder": {"+".join(PRE_LN_UNBIASED), "decoder_layernorm_unbiased"}}, "+".join(PRE_LN_UNBIASED)),  # a part twice
-    ({"decoder": {"no_such_mistake", "a+b", ""}, "encoder": set()}, "reference"),   # nothing the catalog holds
-    ({"decoder": {"decoder_always_post_ln", "decoder_always_post_ln+no_such_mistake"}}, "decoder_always_post_ln"),
-])
-def test_the_training_checks_reference_takes_what_was_named(named, applied):
-    """The Transformer training check judges the trained weights in the architecture the student
-    built: the reference with the components' named mistakes applied, each once; ids it cannot
-    apply are left out, never a crash."""
-    reference = implementations.reference()
-    run = context.RunState(named=named)
-    with context.running(context.TestContext(exercise="transformer", run=run)):
-        built = transformer_training._reference_with_named_mistakes(reference)
-    assert built.label == applied
-    assert (built is reference) == (applied == "reference")
 
 
 def _submission(folder: Path, ids: tuple[str, ...]) -> Path:

@@ -1,12 +1,13 @@
-"""The hybrid search's bound (:mod:`autograder.mistakes.hybrid`): a composite's culprits found by one test are tried first,
-together, by the next; the one-by-one search runs only when they do not explain the output."""
+"""The hybrid search (:mod:`autograder.mistakes.hybrid`): an integration test's failure is blamed on the
+composite's own code, or on each component whose student file changes the output by itself (a served
+component computes with the reference inside, so a component's file runs only under its users')."""
 
 from autograder.mistakes import hybrid
 
 
 class _Impl:
     def __init__(self, keep):
-        self.keep = keep
+        self.keep = set(keep)
 
     def reset(self, seed=None):
         pass
@@ -20,8 +21,7 @@ class _Hybrids(hybrid.Hybrids):
         self.runs = []
 
     def get(self, student, keep):
-        keep = tuple(sorted(keep))
-        self.runs.append(keep)
+        self.runs.append(tuple(keep))
         return _Impl(keep)
 
 
@@ -30,28 +30,34 @@ def _same(output, expected):
         raise AssertionError(f"{output} != {expected}")
 
 
-def test_known_culprits_are_tried_first_and_the_search_runs_when_they_do_not_explain_the_output():
+def _model(wrong):
+    """An encoder's output where the student's files ``wrong`` are wrong: a component's file counts
+    only when every file between it and the encoder is the student's (``users``)."""
+    users = {"attention": {"multi_head_attention"}, "masks": {"multi_head_attention", "attention"},
+             "multi_head_attention": set(), "feed_forward": set()}
+
+    def run(impl):
+        return sum(1 for name in wrong if name in impl.keep and users[name] <= impl.keep)
+
+    return run
+
+
+def test_the_culprit_is_the_wrong_file_not_the_files_that_import_it():
+    for wrong in ({"attention"}, {"multi_head_attention"}, {"masks"}, {"attention", "multi_head_attention"}):
+        verdict = hybrid.blame(_Hybrids(), None, "encoder", _model(wrong), 0, _same, expected=0)
+        assert verdict == hybrid.Verdict(hybrid.COMPONENTS, components=tuple(
+            n for n in ("multi_head_attention", "feed_forward", "attention", "masks") if n in wrong)), wrong
+
+
+def test_each_kept_set_runs_once():
     hybrids = _Hybrids()
-    wrong_attention = lambda impl: 1.0 if "attention" in impl.keep else 0.0  # noqa: E731
-    first = hybrid.blame(hybrids, None, "multi_head_attention", wrong_attention, 0, _same, got=1.0, expected=0.0)
-    assert first == hybrid.Verdict(hybrid.COMPONENTS, components=("attention",))
-    assert hybrids.runs == [("multi_head_attention",), ("attention", "multi_head_attention"),
-                            ("masks", "multi_head_attention")]
-    hybrids.runs.clear()
-    second = hybrid.blame(hybrids, None, "multi_head_attention", wrong_attention, 0, _same, got=1.0, expected=0.0)
-    assert second == first
-    assert hybrids.runs == [("multi_head_attention",), ("attention", "multi_head_attention")]  # one run less
-    hybrids.runs.clear()
-    wrong_masks = lambda impl: 2.0 if "masks" in impl.keep else 0.0  # noqa: E731
-    third = hybrid.blame(hybrids, None, "multi_head_attention", wrong_masks, 0, _same, got=2.0, expected=0.0)
-    assert third == hybrid.Verdict(hybrid.COMPONENTS, components=("masks",))
-    assert hybrids.runs == [("multi_head_attention",), ("attention", "multi_head_attention"),
-                            ("attention", "multi_head_attention"), ("masks", "multi_head_attention")]
-    assert hybrids.culprits == {"multi_head_attention": ("masks",)}
+    hybrid.blame(hybrids, None, "encoder", _model({"masks"}), 0, _same, expected=0)
+    assert len(hybrids.runs) == len(set(hybrids.runs))
+    assert hybrids.runs[0] == ("encoder",)
 
 
 def test_an_own_mistake_is_found_without_trying_components():
     hybrids = _Hybrids()
     own = lambda impl: 3.0  # noqa: E731
-    verdict = hybrid.blame(hybrids, None, "multi_head_attention", own, 0, _same, got=3.0, expected=0.0)
+    verdict = hybrid.blame(hybrids, None, "multi_head_attention", own, 0, _same, expected=0.0)
     assert verdict == hybrid.Verdict(hybrid.OWN, output=3.0) and hybrids.runs == [("multi_head_attention",)]

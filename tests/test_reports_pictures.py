@@ -33,7 +33,7 @@ class _StuckRemote:
     deadline = None
     exercise = "attention"
 
-    def begin_test(self, exercise):
+    def begin_test(self, exercise, served=()):
         self.exercise = exercise
 
     def reset(self, seed=None):

@@ -149,10 +149,10 @@ def test_pictures_come_from_the_public_tests_child(tmp_path, monkeypatch):
     starts, seen, deadlines = [], [], []
     real_start, real_collect, real_begin = RemoteImpl.start, plugin.pictures.collect_from_session, RemoteImpl.begin_test
 
-    def begin_test(self, exercise):
+    def begin_test(self, exercise, served=()):
         if exercise is not None:
             deadlines.append(self.deadline)   # the submission's, as each graded test starts
-        return real_begin(self, exercise)
+        return real_begin(self, exercise, served)
 
     def start(self, *args, **kwargs):
         starts.append(self)

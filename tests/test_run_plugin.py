@@ -181,7 +181,7 @@ def test_the_hidden_tests_child_is_started_before_the_public_tests_and_shares_no
                         lambda self, *a, **k: events.append("child") or real_init(self, *a, **k))
     real_begin = remote.RemoteImpl.begin_test
     monkeypatch.setattr(remote.RemoteImpl, "begin_test",
-                        lambda self, exercise: events.append("test") or real_begin(self, exercise))
+                        lambda self, exercise, served=(): events.append("test") or real_begin(self, exercise, served))
     suite = tmp_path / "suite"
     write(suite / "public", {"test_a.py": BUMP_TEST})
     write(suite / "hidden", {"test_b.py": BUMP_TEST})

@@ -50,9 +50,12 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
              exercise: str | None = None, expected: Any = hybrid.NOT_GIVEN) -> catalog.Mutant | None:
     """The catalog mutant whose output on the same input matches ``got`` best, or None.
 
-    For an exercise without components, the candidates are its own mutants. For a composite,
-    the answer must neither name a mistake on a correct composite file nor depend on what else
-    the run grades: :func:`autograder.mistakes.hybrid.blame` re-runs ``run`` with the student's composite
+    For an exercise without components, the candidates are its own mutants; so are they for a
+    composite's test that ran the student's composite over the reference components (the running
+    test's ``served``, :mod:`autograder.sandbox.served`): its output is the composite's own. For a
+    composite's integration test (the student's own components), the answer must neither name a
+    mistake on a correct composite file nor depend on what else the run grades:
+    :func:`autograder.mistakes.hybrid.blame` re-runs ``run`` with the student's composite
     on the reference components. When that still differs from the reference, the composite's
     own mutants are matched against that output (its own mistake, whatever its components do);
     otherwise (or when the hybrid cannot run) only the components' mutants are candidates,
@@ -73,11 +76,11 @@ def identify(run: Callable, got: Any, *, atol: float, rtol: float, valid=None,
         return None
     own = catalog.for_exercises([exercise])
     depends = exercises.get(exercise).depends
-    if not depends:
+    if not depends or ctx.served:
         return _own_mistake(run, got, own, atol, rtol, valid)
     if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:   # no submission folder to re-run
         return _closest(run, got, own + catalog.for_exercises(depends), atol, rtol, valid)
-    verdict = _blame(run, got, expected, exercise, atol, rtol, valid)
+    verdict = _blame(run, expected, exercise, atol, rtol, valid)
     if verdict.who == hybrid.OWN:
         return _own_mistake(run, verdict.output, own, atol, rtol, valid)
     if verdict.who == hybrid.COMPONENTS and ctx.nodeid:
@@ -92,13 +95,13 @@ def _own_mistake(run, got, own, atol, rtol, valid):
             or _closest(run, got, [pair for pair, _ in matching.pair_trials(own)], atol, rtol, valid))
 
 
-def _blame(run, got, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
+def _blame(run, expected, exercise, atol, rtol, valid) -> "hybrid.Verdict":
     """Whether the composite's own code is wrong on this input (see :mod:`autograder.mistakes.hybrid`)."""
     def same(output, expected):
         compare(output, expected, what="", atol=atol, rtol=rtol, valid=valid, check_dtype=False, equal_nan=True)
 
     ctx = current()
-    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same, got=got, expected=expected)
+    return hybrid.blame(ctx.run.hybrids, ctx.run.student, exercise, run, ctx.seed, same, expected=expected)
 
 
 def student_output(run: Callable, student) -> Any:
@@ -121,12 +124,13 @@ def student_output(run: Callable, student) -> Any:
 
 def _own_mistake_of_crash(run) -> "catalog.Mutant | None":
     ctx = current(required=False)
-    if catalog is None or ctx is None or ctx.exercise is None or not exercises.get(ctx.exercise).depends:
+    if catalog is None or ctx is None or ctx.exercise is None or not exercises.get(ctx.exercise).depends \
+            or ctx.served:   # over the reference components already: no other output to match
         return None
     if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:
         return None
     try:
-        verdict = _blame(run, hybrid.NOT_GIVEN, hybrid.NOT_GIVEN, ctx.exercise, 1e-5, 1e-4, None)
+        verdict = _blame(run, hybrid.NOT_GIVEN, ctx.exercise, 1e-5, 1e-4, None)
     except Exception:
         return None
     if verdict.who != hybrid.OWN:

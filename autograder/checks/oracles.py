@@ -239,3 +239,31 @@ def _unrandomised(kind, d_model, num_heads, d_ff, *, norm_first, dropout, num_la
     stack.layers = nn.ModuleList(layer(0.0) for _ in range(num_layers))
     stack.num_layers = num_layers
     return stack
+
+
+def transformer_case(src, tgt, *, src_vocab: int, tgt_vocab: int, d_model: int, num_heads: int, d_ff: int,
+                     num_layers: int, max_len: int, pad_id: int, rng: torch.Generator) -> Case:
+    """The contract's ``Transformer`` (exercises/README.md 9; Post-LN stacks of ``num_layers`` on each
+    side) computed with PyTorch's modules and the public formulas, with weights drawn from ``rng``:
+    ``state`` under the kit's names (the positional encoding's buffer is the formula's table) and
+    ``expected``, the logits ``forward(src, tgt)`` must give (rows of padded target positions are
+    PyTorch's; compare the others). ``module`` is not available (None)."""
+    from autograder.checks import formulas
+
+    encoder = torch_stack("encoder", num_layers, d_model, num_heads, d_ff, norm_first=False, rng=rng)
+    decoder = torch_stack("decoder", num_layers, d_model, num_heads, d_ff, norm_first=False, rng=rng)
+    table = formulas.sinusoidal_table(max_len, d_model)[None]
+    state = {"src_embed.embedding.weight": torch.randn(src_vocab, d_model, generator=rng),
+             "tgt_embed.embedding.weight": torch.randn(tgt_vocab, d_model, generator=rng),
+             "pos_encoding.pe": table, **weights.kit_state(encoder, "encoder."), **weights.kit_state(decoder, "decoder."),
+             "generator.weight": torch.randn(tgt_vocab, d_model, generator=rng) / d_model ** 0.5,
+             "generator.bias": 0.1 * torch.randn(tgt_vocab, generator=rng)}
+
+    def embedded(ids, weight):
+        return nn.functional.embedding(ids, weight) * d_model ** 0.5 + table[:, :ids.shape[1]]
+
+    memory = run(encoder, embedded(src, state["src_embed.embedding.weight"]), src_key_padding_mask=src == pad_id)
+    out = run(decoder, embedded(tgt, state["tgt_embed.embedding.weight"]), memory,
+              tgt_mask=torch.ones(tgt.shape[1], tgt.shape[1], dtype=torch.bool).triu(1),
+              tgt_key_padding_mask=tgt == pad_id, memory_key_padding_mask=src == pad_id)
+    return Case(state, nn.functional.linear(out, state["generator.weight"], state["generator.bias"]), None)

@@ -283,23 +283,28 @@ def graph_problem(message: str) -> str:
 
 
 @contextlib.contextmanager
-def trusted_process(impl):
+def trusted_process(impl, reference: bool = False):
     """A child that runs no student code, for the kit's training of a recorded graph: a sibling of
     ``impl``'s child (:meth:`autograder.sandbox.remote.RemoteImpl.sibling`) serving an empty folder
-    the kit made, so no student file can be imported or shadow a module there; a trusted local
+    the kit made, so no student file can be imported or shadow a module there, or, with
+    ``reference``, the reference solutions (a composite's graph calls its served components,
+    computed there by the reference: :mod:`autograder.child.component_calls`); a trusted local
     implementation (``LocalImpl``, whose ``task`` runs in this process) is used as is."""
+    from autograder import paths
     from autograder.sandbox.remote import RemoteImpl
 
     if not isinstance(impl, RemoteImpl):
         yield impl
         return
     kit = impl.sibling()  # deaths and time count against the running exercise
-    kit.submission = Path(tempfile.mkdtemp(prefix="tkit-trusted-"))  # empty: nothing to import or shadow
+    kit.server = None     # it serves no components: it runs them itself
+    empty = Path(tempfile.mkdtemp(prefix="tkit-trusted-"))  # nothing to import or shadow
+    kit.submission = paths.solutions_dir() if reference and paths.solutions_dir() else empty
     try:
         yield kit
     finally:
         kit.close()
-        shutil.rmtree(kit.submission, ignore_errors=True)
+        shutil.rmtree(empty, ignore_errors=True)
 
 
 def _image_problem(recon, images: torch.Tensor, what: str) -> str | None:

@@ -13,13 +13,16 @@ all of them (5,040 x ~100 KB) is far over the kit's cap on a submission's code
 
 **What is trusted.** The student's child only records ``forward(src, tgt)`` as a graph, in
 training and in eval mode, on plain-reversal pairs (:func:`capture_inputs`; it never sees a
-training or held-out pair). A child without student files trains that graph with the kit's loop
-from parameters it re-draws (:func:`autograder.child.graph_training.train_transformer`) and
-decodes the held-out sources greedily through the eval-mode graph with the kit's loop. The
-parent then measures:
+training or held-out pair). Like every test of a composite but its integration test, the
+recording runs the student's ``transformer.py`` over the reference components (served as
+proxies, :mod:`autograder.sandbox.served`): each call of a component is one ``tkit.component``
+node of the graph, so a component's mistake, graded in its own exercise, costs nothing here. A
+child without student files (its folder holds the reference solutions, which compute those
+nodes) trains that graph with the kit's loop from parameters it re-draws
+(:func:`autograder.child.graph_training.train_transformer`) and decodes the held-out sources
+greedily through the eval-mode graph with the kit's loop. The parent then measures:
 
-* the *reference* ``Transformer`` (with the component mistakes already named in this run, so a
-  mistake graded in its own exercise is not charged twice) loaded with the trained parameters,
+* the *reference* ``Transformer`` loaded with the trained parameters,
   decoded by the reference's ``greedy_decode``: exact match on held-out sequences, and the
   teacher-forced held-out cross-entropy compared with that of an untrained reference (the "it
   learned" test);
@@ -61,10 +64,11 @@ from dataclasses import dataclass
 
 import torch
 
+from autograder import exercises
 from autograder.checks import draws, renaming
 from autograder.i18n import _
 from autograder.checks.training import (  # noqa: F401  (linear_credit: for the suite)
-    cached, catalog, graph_problem, linear_credit, plain_state, reported_problem, run_seed, trusted_process)
+    cached, graph_problem, linear_credit, plain_state, reported_problem, run_seed, trusted_process)
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3
@@ -200,11 +204,11 @@ def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerR
                          budget.seed, timeout=budget.timeout_s)
     if reported_problem(captured):
         return TransformerRun(accuracy=0.0, note=graph_problem(reported_problem(captured)))
-    with trusted_process(impl) as kit:
+    with trusted_process(impl, reference=True) as kit:   # the recorded composite calls the reference components
         out = kit.task("train_transformer_graph", captured, src, tgt, held_src, budget.vocab, budget.steps,
                        budget.batch_size, budget.lr, budget.warmup,
                        draws.draw_seed(seed, "transformer:init") & 0x7FFF_FFFF, PAD, BOS, EOS,
-                       budget.max_constants, timeout=budget.timeout_s)
+                       budget.max_constants, list(exercises.get("transformer").depends), timeout=budget.timeout_s)
     if reported_problem(out):
         return TransformerRun(accuracy=0.0, note=graph_problem(reported_problem(out)))
     trained = plain_state(out.get("trained")) if isinstance(out, dict) else None
@@ -219,30 +223,6 @@ def _transformer_run(impl, budget: TransformerBudget, seed: int) -> TransformerR
     return run
 
 
-def _reference_with_named_mistakes(reference):
-    """The reference, with the mistakes this run has already named in the Transformer's
-    components applied (a Pre-LN encoder where Post-LN was asked, say): the student's weights are
-    then judged in the architecture the student really built."""
-    from autograder import context, exercises
-
-    ctx = context.current(required=False)
-    if catalog is None or ctx is None:   # outside a grading run nothing is named
-        return reference
-    named = []   # each mutant once, of single and combined ids alike; ids the catalog lacks are left out
-    for name in exercises.get("transformer").depends:
-        for mistake_id in sorted(ctx.run.named.get(name, ())):
-            try:
-                named += [m for m in catalog.parts_of(mistake_id) if m not in named]
-            except KeyError:
-                continue
-    if not named:
-        return reference
-    try:
-        return catalog.combined_impl(named)
-    except catalog.CatalogError:
-        return reference
-
-
 def _reference_measures(state: dict, budget: TransformerBudget, held_src, held_tgt) -> TransformerRun:
     """Accuracy and held-out loss of the reference ``Transformer`` carrying ``state`` (the
     contract fixes every parameter's name; extra keys are allowed; the contract's structure under
@@ -254,7 +234,6 @@ def _reference_measures(state: dict, budget: TransformerBudget, held_src, held_t
         reference = implementations.reference()
     except FileNotFoundError:  # a student edition: it has no hidden training test anyway
         return TransformerRun(accuracy=1.0)
-    reference = _reference_with_named_mistakes(reference)
     torch.manual_seed(budget.seed)
     probe = reference.transformer.Transformer(**budget.config())
     probe.eval()

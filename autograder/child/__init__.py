@@ -3,6 +3,10 @@
 - :mod:`.runner`: the child: imports the submission's modules and answers the parent's requests;
 - :mod:`.wire`: the wire format (plain data and plain tensors, never pickles);
 - :mod:`.tasks`: kit-provided routines run on the student's objects (the training loops);
+- :mod:`.proxies`, :mod:`.components`: the reference components a composite's child is served, as
+  proxy modules whose calls go to the parent through one operator (``tkit::component``);
+  :mod:`.component_calls`: their trusted side (the component server, a recorded graph's
+  component nodes), run only where no student code runs;
 - :mod:`.zygote_child`: the fork server that imported torch once and forks each child;
 - :mod:`.jail`: namespaces, the private root and the privilege drop (Linux);
 - :mod:`.hugepages`: the zygote's memory on huge pages, so forks stay cheap.

@@ -12,6 +12,8 @@ import math
 
 import torch
 
+from . import component_calls
+
 aten = torch.ops.aten
 
 MAX_NODES = 20_000
@@ -163,10 +165,10 @@ def check(graph: dict, specs: dict) -> None:
     defined = params | buffers | set(graph["inputs"]) | set(graph["constants"])
     for node in nodes:
         try:
-            op = resolve(node["op"])
-        except GraphError as exc:
+            op = _component_node(node, graph) or resolve(node["op"])
+        except (GraphError, component_calls.ComponentError) as exc:
             raise GraphError(f"{exc}{_at(node)}") from None
-        used = _refs([node["args"], node["kwargs"]], [])
+        used = _refs([node["args"], node["kwargs"], node.get("state", {})], [])
         missing = [u for u in used if u not in defined]
         if missing:
             raise GraphError(f"{node['op']} uses {missing[0]!r}, which is not defined before it{_at(node)}")
@@ -183,8 +185,23 @@ def check(graph: dict, specs: dict) -> None:
         raise GraphError("the graph's output is not defined")
 
 
+def _component_node(node: dict, graph: dict):
+    """For a served component's node (``tkit.component``): check it against the components served
+    to the graph's exercise (``graph["_components"]``, set by the trainer) and return
+    :data:`COMPONENT`; None for an ATen node."""
+    if not isinstance(node, dict) or node.get("op") != component_calls.COMPONENT_OP:
+        return None
+    component_calls.check_node(node, graph.get("_components", {}))
+    return COMPONENT
+
+
+COMPONENT = object()   # stands for a component node's operator: it writes into nothing
+
+
 def _written(op, node: dict) -> list[str]:
     """The value names ``op`` writes into (its schema's mutable arguments)."""
+    if op is COMPONENT or node.get("op") == component_calls.COMPONENT_OP:
+        return []
     names = []
     args = node["args"]
     for i, arg in enumerate(op._schema.arguments):
@@ -271,7 +288,7 @@ def prune(graph: dict) -> dict:
     kept = []
     for node in reversed(graph["nodes"]):
         outs = set(_out_names(node["out"], []))
-        writes = bool(_written(resolve(node["op"]), node))
+        writes = node["op"] != component_calls.COMPONENT_OP and bool(_written(resolve(node["op"]), node))
         if outs & needed or writes:
             kept.append(node)
             needed.update(_refs([node["args"], node["kwargs"]], []))

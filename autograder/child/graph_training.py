@@ -16,25 +16,33 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import graphs
+from . import component_calls, graphs
 
 # What a recorded graph can make the kit's loop raise: the student's computation cannot be
 # trained as recorded (reported as the exercise's failure, never as the grader's).
 UNTRAINABLE = (graphs.GraphError, ValueError, RuntimeError, TypeError, IndexError, KeyError, AttributeError)
 
 
-def prepare(captured: dict, names: tuple[str, ...], max_constants: int) -> tuple[dict, dict]:
+def prepare(captured: dict, names: tuple[str, ...], max_constants: int, components=()) -> tuple[dict, dict]:
     """Check ``captured`` (``{"specs": ..., name: graph, ...}``) and return ``(the graphs of
     ``names``, pruned, by name; the specs)``; GraphError names what the kit refuses, including
-    constants above ``max_constants`` numbers."""
+    constants above ``max_constants`` numbers. ``components``: the reference modules whose
+    components a graph may call (``tkit.component`` nodes; this process has them on its path)."""
     specs = captured.get("specs")
     if not isinstance(specs, dict) or not isinstance(specs.get("params"), list) or not specs["params"]:
         raise graphs.GraphError("the model has no parameters to train")
+    recorded = [captured.get(name) for name in names]
+    calls = any(isinstance(node, dict) and node.get("op") == component_calls.COMPONENT_OP
+                for graph in recorded if isinstance(graph, dict) and isinstance(graph.get("nodes"), list)
+                for node in graph["nodes"])
+    allowed = component_calls.listing(components) if components and calls else {}   # imported only if called
     found = {}
     for name in names:
         graph = captured.get(name)
         if not isinstance(graph, dict):
             raise graphs.GraphError(f"no graph was recorded for {name}")
+        graph = {k: v for k, v in graph.items() if not str(k).startswith("_")}   # the kit's own keys are the kit's
+        graph["_components"] = allowed
         graphs.check(graph, specs)
         found[name] = graphs.prune(graph)
     numbers = graphs.constant_numbers(list(found.values()), specs)
@@ -146,13 +154,13 @@ def scheduled_lr(step: int, steps: int, lr: float, warmup: int) -> float:
 
 def train_transformer(captured: dict, src: torch.Tensor, tgt: torch.Tensor, held_src: torch.Tensor,
                       vocab: int, steps: int, batch_size: int, lr: float, warmup: int, seed: int,
-                      pad_id: int, bos_id: int, eos_id: int, max_constants: int) -> dict:
+                      pad_id: int, bos_id: int, eos_id: int, max_constants: int, components=()) -> dict:
     """Train the captured Transformer (teacher forcing: the train-mode graph of ``forward(src,
     tgt[:, :-1])``, cross-entropy against ``tgt[:, 1:]`` with padding ignored, Adam with
     :func:`scheduled_lr`), parameters re-drawn from ``seed``; then decode ``held_src`` greedily
     with the eval-mode graph (:func:`greedy`). Returns ``{"trained": {name: Tensor}, "generated":
     Long[M, T], "losses": [...]}``; ``trained`` uses the contract's parameter names (no ``p:``)."""
-    found, specs = prepare(captured, ("train", "eval"), max_constants)
+    found, specs = prepare(captured, ("train", "eval"), max_constants, components)
     torch.manual_seed(seed)
     values = fresh(specs, seed)
     params = [values[p["name"]] for p in specs["params"]]

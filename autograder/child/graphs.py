@@ -34,6 +34,7 @@ import torch
 import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import component_calls, components
 from .graph_rules import (ALLOWED_OPS, MAX_NODES, SKIPPED, UNINITIALISED, GraphError, check, constant_numbers,
                           describe, initial_values, prune, resolve, statistic_buffers)
 
@@ -100,13 +101,16 @@ class _Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         name = str(func.overloadpacket.__name__)
-        if name in SKIPPED:
+        if name in SKIPPED and func is not components.OP:
             return out
         if len(self.nodes) >= self.max_nodes:
             raise GraphError(f"the model runs more than {self.max_nodes} operators in one call")
-        node = {"op": f"aten.{name}.{func._overloadname}", "args": self._encode(list(args)),
-                "kwargs": self._encode(kwargs)}
-        if not torch.is_grad_enabled():
+        if func is components.OP:   # a served reference component: one node (component_calls.graph_call)
+            node = components.graph_node(args, self._encode)
+        else:
+            node = {"op": f"aten.{name}.{func._overloadname}", "args": self._encode(list(args)),
+                    "kwargs": self._encode(kwargs)}
+        if not torch.is_grad_enabled() and func is not components.OP:   # a component's node says it itself
             node["ng"] = True
         where = _caller()
         if where:
@@ -250,6 +254,10 @@ def _compile(graph: dict) -> tuple:
     for name in graph["inputs"]:
         node_of(name)
     for node in graph["nodes"]:
+        if node["op"] == component_calls.COMPONENT_OP:   # checked by graph_rules.check with graph["_components"]
+            fn, names = component_calls.graph_call(node, graph.get("_components", {}), no_grad=bool(node.get("ng")))
+            bind(node["out"], fx.call_function(fn, ([node_of(n) for n in names],)))   # fn: a kit name in the code
+            continue
         op = resolve(node["op"])
         args, kwargs = tuple(convert(node["args"])), convert(node["kwargs"])
         if node.get("ng"):

@@ -22,6 +22,9 @@ the pipe pair it was given:
                                        the working directory; ``{"left": [...]}`` names what
                                        could not be undone (the parent then replaces the child)
 ``task {name, args, kwargs}``          -> a kit-provided routine of :mod:`.tasks`
+``components {listing}``               -> serve these reference components as proxy modules from
+                                       now on (:mod:`.proxies`; their calls are callbacks to the
+                                       parent, :mod:`.components`); ``fresh`` stops serving them
 
 Everything that goes wrong inside student code comes back as an error record
 (``kind`` in missing_file, syntax_error, import_error, not_implemented, system_exit,
@@ -136,6 +139,10 @@ class Server:
             return None
         if op == "fresh":
             return self.fresh()
+        if op == "components":
+            from . import proxies
+
+            return proxies.install(req.get("listing") if isinstance(req.get("listing"), dict) else {})
         if op == "task":
             from . import tasks
 
@@ -145,6 +152,9 @@ class Server:
 
     def fresh(self) -> dict:
         """The ``fresh`` request (see the module docstring): ``{"left": [what could not be undone]}``."""
+        from . import proxies
+
+        proxies.uninstall()
         self.refs = {}
         self.described = set()
         folders = (self.submission + os.sep, self.folder + os.sep)
@@ -325,6 +335,7 @@ def import_trusted() -> None:
     if "numpy" in sys.modules:
         import numpy.random  # noqa: F401
     from . import graph_training, graphs  # noqa: F401  (the training checks' tasks; nothing is importable later)
+    from . import component_calls, components, proxies  # noqa: F401  (the served components' operator, before the snapshot)
     from . import syscalls
 
     syscalls.prepare()
@@ -354,8 +365,11 @@ def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) ->
     sys.path[:] = [p for p in sys.path if p and "_tkit_runtime" not in p]
     sys.path.insert(0, submission)
     sys.dont_write_bytecode = True
-    server = Server(submission, info)
     inbox = bytearray()
+    from . import components
+
+    components.connect(in_fd, out_fd, inbox)   # a served component's callbacks use the same pipes
+    server = Server(submission, info)          # after: the connection is part of the state put back
     while True:
         try:
             req, tensors = wire.read_message(in_fd, inbox)

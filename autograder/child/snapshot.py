@@ -129,11 +129,7 @@ def _walk() -> tuple[list, list, list, list]:
             if value is not sys.modules:
                 containers.setdefault(id(value), (label, value))
         elif not issubclass(kind, types.ModuleType):
-            try:
-                inner = object.__getattribute__(value, "__dict__")
-            except Exception:  # no instance dict
-                return
-            if type(inner) is dict:
+            if type(_instance_dict(value)) is dict:
                 objects.setdefault(id(value), (value, label))
 
     spaces = _namespaces()
@@ -159,15 +155,15 @@ _CELL = operator.attrgetter("cell_contents")
 
 def _dicts(owners: list) -> list[tuple[dict, str]]:
     """``(attribute dict, the top-level package it was found in)`` of each ``(owner, label)``."""
-    out = []
-    for owner, label in owners:
-        try:
-            inner = object.__getattribute__(owner, "__dict__")
-        except Exception:  # noqa: BLE001 - no instance dict
-            continue
-        if type(inner) is dict:
-            out.append((inner, str(label).split(".")[0]))
-    return out
+    found = ((_instance_dict(owner), str(label).split(".")[0]) for owner, label in owners)
+    return [(inner, origin) for inner, origin in found if type(inner) is dict]
+
+
+def _instance_dict(owner):
+    try:
+        return object.__getattribute__(owner, "__dict__")
+    except Exception:  # noqa: BLE001 - no instance dict
+        return None
 
 
 def take() -> ModuleState:
@@ -245,10 +241,16 @@ class _Group:
         return sorted(found)
 
 
+def _set_up_classes(state: ModuleState) -> list[int]:
+    """The indexes of the classes of the :data:`SET_UP` packages (a child's own set-up sets their attributes)."""
+    return [i for i, c in enumerate(state.classes) if str(getattr(c, "__module__", "")).split(".")[0] in SET_UP]
+
+
 def _groups(state: ModuleState) -> dict[str, _Group]:
     containers = state.container_copies
+    set_up = set(_set_up_classes(state))
     return {"dicts": _Group(state.dict_copies, [i for i, o in enumerate(state.origins) if o not in SET_UP]),
-            "views": _Group(state.view_copies, list(range(len(state.view_copies)))),
+            "views": _Group(state.view_copies, [i for i in range(len(state.view_copies)) if i not in set_up]),
             "containers": _Group(containers, [i for i, (label, _c) in enumerate(state.containers)
                                               if isinstance(containers[i], dict) and label not in BUSY
                                               and label.split(".")[0] not in SET_UP])}
@@ -261,20 +263,19 @@ def _cell_values(cells: list) -> list:
         return [_cell(c) for c in cells]
 
 
-
-
 def rebase(state: ModuleState) -> None:
-    """Take what a child's own set-up changed since the zygote's walk (:data:`SET_UP`) as the
-    state to put back. Only those parts are compared: comparing every attribute dict would write
-    the reference count of every object once, copying the zygote's memory page by page in each
-    child (~0.4 s under load); a child pays that only at its first change of exercise. A module
-    imported since the walk means a walk of its own."""
+    """Take what a child's own set-up changed since the zygote's walk (:data:`SET_UP`) as the state
+    to put back: only those parts are compared (comparing all would copy the zygote's memory page
+    by page in each child). A module imported since the walk means a walk of its own."""
     if set(sys.modules) - state.modules:
         state.__dict__.update(take().__dict__)
         return
     for i, origin in enumerate(state.origins):
         if origin in SET_UP and not _identical(state.dicts[i], state.dict_copies[i]):
             state.dict_copies[i] = dict(state.dicts[i])
+    for i in _set_up_classes(state):
+        if not _identical(state.views[i], state.view_copies[i]):
+            state.view_copies[i] = dict(state.views[i])
     for i, (label, container) in enumerate(state.containers):
         if label.split(".")[0] in SET_UP and not _identical(container, state.container_copies[i]):
             state.container_copies[i] = container.copy()

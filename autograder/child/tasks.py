@@ -150,13 +150,15 @@ def train_autoencoder_graph(captured: dict, images, heldout, latent_dim: int, ep
 @task
 def train_transformer_graph(captured: dict, src, tgt, held_src, vocab: int, steps: int, batch_size: int,
                             lr: float, warmup: int, seed: int, pad_id: int, bos_id: int, eos_id: int,
-                            max_constants: int):
-    """:func:`.graph_training.train_transformer` (run in a child without student files)."""
+                            max_constants: int, components=()):
+    """:func:`.graph_training.train_transformer` (run in a child without student files; with
+    ``components``, its folder holds the reference solutions those components come from)."""
     from . import graph_training
 
     try:
         return graph_training.train_transformer(captured, src, tgt, held_src, vocab, steps, batch_size, lr,
-                                                warmup, seed, pad_id, bos_id, eos_id, max_constants)
+                                                warmup, seed, pad_id, bos_id, eos_id, max_constants,
+                                                tuple(components))
     except graph_training.UNTRAINABLE as exc:
         return {"problem": graph_training.graphs.describe(exc)}
 
@@ -285,3 +287,22 @@ def channel(step: str, name: str, token: int, value: int = 0):
 def _inside(path: str, folder: str) -> bool:
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip("/") + "/")
+
+
+# -- reference components (run in the component server, a child whose folder is solutions/) ---------
+
+
+@task
+def component_listing(modules):
+    """The public names of the reference modules ``modules`` (:func:`.component_calls.listing`)."""
+    from . import component_calls
+
+    return component_calls.listing(modules)
+
+
+@task
+def component(kind: str, call: dict, tensors: list, rng, allowed: dict, needs=(), grads=()):
+    """One callback of a composite's child, computed with the reference (:func:`.component_calls.serve`)."""
+    from . import component_calls
+
+    return component_calls.serve(kind, call, list(tensors), rng, allowed, needs, grads)

@@ -1,34 +1,31 @@
 """A composite exercise's own code, run on the reference components: who is to blame for a failure.
 
-A composite (``encoder.py``, ``transformer.py``...) imports the student's components, so its
-tests fail when a component is wrong even if the composite's own file is right (three students
-of the sample class handed in the full-marks ``transformer.py`` byte for byte, yet were told
-Transformer mistakes). :func:`blame` decides, from the composite's test itself and without
-depending on which exercises this run grades: the same ``run`` is repeated on a *hybrid*, a
-sandboxed child serving a folder that holds the student's ``<exercise>.py`` (and any helper
-module of theirs that is not an exercise) beside the reference solutions of every exercise. If
-the hybrid gives the reference's output, the composite's own code is right on this input and the
-failure comes from its components; otherwise the composite's code is wrong by itself, and the
-hybrid's output is what it computes with correct components.
+A composite (``encoder.py``, ``transformer.py``...) imports its components. Its tests run the
+student's composite file over the *reference* components (served to its child as proxies,
+:mod:`autograder.sandbox.served`), so a component's mistake costs nothing there; its one
+``integration`` test runs it over the student's own components. When that test fails,
+:func:`blame` decides, from the test itself and without depending on which exercises this run
+grades: the same ``run`` is repeated on a *hybrid*, the student's composite file with the
+reference components served. If the hybrid gives the reference's output, the composite's own
+code is right on this input and the failure comes from its components (each is tried for its
+own effect, :func:`culprits`, to name them); otherwise the composite's
+code is wrong by itself, and the hybrid's output is what it computes with correct components.
 
-Hybrids are started on first need, one per composite exercise and submission, and closed with
-:meth:`Hybrids.close` at the end of the run. Only trusted files (``solutions/``) and the
-student's own files go into the folder; the student's code runs only in the hybrid's child.
+The hybrid runs in one more child of the submission, started on first need
+(:meth:`autograder.sandbox.remote.RemoteImpl.sibling`: its deaths and time count with the
+submission's, against the running exercise's share), switched between sets of served components
+by ``begin_test``, and closed with :meth:`Hybrids.close` at the end of the run. No reference
+file is ever in that child: its reference components are computed by the component server.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
-from autograder import exercises, paths
+from autograder import exercises
 from autograder.mistakes import implementations
 from autograder.rng import cpu_seeded
-from autograder.sandbox import copy_submission
-from autograder.sandbox.remote import RemoteImpl
 
 OWN = "own"                # the composite's own code differs from the reference's on this input
 COMPONENTS = "components"  # the composite's own code gives the reference's output: a component is wrong
@@ -49,86 +46,85 @@ class Verdict:
 
 
 class Hybrids:
-    """The hybrid children of one submission, started on demand: one per set of the student's
-    files kept (the composite's, or the composite's and one component's); the reference's
-    files stand in for every other exercise."""
+    """The hybrid child of one submission, started on demand and switched per set of the student's
+    files kept (the composite's, or the composite's and some components'): every other component
+    of the composite is the reference's."""
 
     def __init__(self):
-        self._impls: dict[tuple[str, ...], Any] = {}
-        self._folders: list[Path] = []
-        self.culprits: dict[str, tuple[str, ...]] = {}  # per composite: the last culprits found (see blame)
+        self._impl = None
 
     def get(self, student, keep: tuple[str, ...]):
-        """The hybrid RemoteImpl keeping the student's modules ``keep`` (exercise names) of
-        ``student`` (a RemoteImpl), or None when one of them is missing from the submission or
-        the kit has no reference solutions."""
-        keep = tuple(sorted(keep))
-        if keep not in self._impls:
-            self._impls[keep] = self._start(student, keep)
-        return self._impls[keep]
-
-    def _start(self, student, keep: tuple[str, ...]):
-        solutions = paths.solutions_dir()
-        if solutions is None or not all((Path(student.submission) / f"{name}.py").is_file() for name in keep):
+        """The hybrid RemoteImpl keeping the student's modules ``keep`` (exercise names, the
+        composite first) of ``student`` (a RemoteImpl), or None when one of them is missing from
+        the submission or no component server serves the reference."""
+        if getattr(student, "server", None) is None or not all(student.has(name) for name in keep):
             return None
-        scratch = Path(tempfile.mkdtemp(prefix="tkit-hybrid-"))
-        self._folders.append(scratch)
-        folder = scratch / "submission"
-        copy_submission(Path(student.submission), folder)   # the sandbox's own rules: no symlinks, size cap
-        for name in exercises.NAMES:   # every exercise not kept: the reference's file
-            if name not in keep and (solutions / f"{name}.py").is_file():
-                shutil.copyfile(solutions / f"{name}.py", folder / f"{name}.py")
-        return RemoteImpl(folder, student.limits, label=" + ".join(f"{name}.py" for name in keep))
+        if self._impl is None:
+            self._impl = student.sibling()
+            self._impl.label = " + ".join(f"{name}.py" for name in keep)
+        composite = keep[0]
+        self._impl.begin_test(composite, tuple(d for d in exercises.get(composite).depends if d not in keep))
+        return self._impl
 
     def close(self) -> None:
-        """Stop every hybrid child and delete their folders."""
-        for impl in self._impls.values():
-            if impl is not None:
-                impl.close()
-        self._impls.clear()
-        for folder in self._folders:
-            shutil.rmtree(folder, ignore_errors=True)
-        self._folders.clear()
+        """Stop the hybrid child."""
+        if self._impl is not None:
+            self._impl.close()
+        self._impl = None
 
 
 def blame(hybrids: Hybrids, student, exercise: str, run: Callable, seed: int, compare: Callable,
-          got: Any = NOT_GIVEN, expected: Any = NOT_GIVEN) -> Verdict:
+          expected: Any = NOT_GIVEN) -> Verdict:
     """Run ``run`` on the hybrid keeping the student's ``exercise`` file (seeded with ``seed``,
     like the student's run) and compare it (``compare(got, expected)`` raises AssertionError on a
     difference, with the test's tolerances) with the reference's output under
-    ``torch.manual_seed(seed)`` (:func:`autograder.rng.cpu_seeded`). When they agree, each component of ``exercise`` the student
-    handed in is tried the same way beside the composite's file, to name the culprits.
-
-    The search is bounded for a student wrong in many tests: with ``got`` (the student's own
-    output), the culprits an earlier test of ``exercise`` found are tried first, all together
-    beside the composite's file; when that hybrid gives ``got``, they explain this output too and
-    the one-by-one search is skipped (one run instead of one per component). ``expected``: the
-    reference's output when the caller has it already. Never raises: a hybrid that raises or
-    dies gives UNKNOWN."""
+    ``torch.manual_seed(seed)`` (:func:`autograder.rng.cpu_seeded`). When they agree, each component
+    of ``exercise`` is tried for its own effect (:func:`culprits`). ``expected``: the reference's
+    output when the caller has it already. Never raises: a hybrid that raises or dies gives UNKNOWN."""
     if expected is NOT_GIVEN:
         try:
             with cpu_seeded(seed):
                 expected = run(implementations.reference())
         except Exception:
             return Verdict(UNKNOWN)
-    output = _output(hybrids, student, (exercise,), run, seed)
+    outputs = {}
+    output = _kept(outputs, hybrids, student, (exercise,), run, seed)
     if output is _FAILED:
         return Verdict(UNKNOWN)
     if not _agrees(compare, output, expected):
         return Verdict(OWN, output)
-    known = hybrids.culprits.get(exercise)
-    if known and got is not NOT_GIVEN:
-        again = _output(hybrids, student, (exercise, *known), run, seed)
-        if again is not _FAILED and _agrees(compare, again, got):
-            return Verdict(COMPONENTS, components=known)
-    culprits = []
-    for name in exercises.get(exercise).depends:
-        other = _output(hybrids, student, (exercise, name), run, seed)
-        if other is not _FAILED and not _agrees(compare, other, expected):
-            culprits.append(name)
-    if culprits:
-        hybrids.culprits[exercise] = tuple(culprits)
-    return Verdict(COMPONENTS, components=tuple(culprits))
+    return Verdict(COMPONENTS, components=culprits(
+        exercise, lambda keep: _kept(outputs, hybrids, student, keep, run, seed), compare))
+
+
+def culprits(exercise: str, output: Callable, compare: Callable) -> tuple[str, ...]:
+    """The components of ``exercise`` whose student file changes its output by itself.
+
+    A served component computes with the reference inside (its own components too), so the
+    student's file of component ``c`` runs only when the files that import it are the student's as
+    well: ``users``, the components of ``exercise`` whose own components include ``c``. ``c`` is a
+    culprit when ``output(keep)`` (the composite over the student's files ``keep`` and the
+    reference's others) differs between ``keep`` = the composite, ``users`` and ``c`` and the same
+    without ``c``: the difference is ``c``'s alone, whatever the users' own mistakes (a wrong
+    ``multi_head_attention.py`` is not blamed on a right ``attention.py``, nor the reverse)."""
+    depends = exercises.get(exercise).depends
+    found = []
+    for name in depends:
+        users = tuple(sorted(d for d in depends if name in exercises.get(d).depends))
+        without = output((exercise, *users))
+        if without is _FAILED:
+            continue
+        with_it = output((exercise, *sorted((*users, name))))
+        if with_it is _FAILED or not _agrees(compare, with_it, without):
+            found.append(name)
+    return tuple(found)
+
+
+def _kept(outputs: dict, hybrids: Hybrids, student, keep: tuple[str, ...], run: Callable, seed: int):
+    """:func:`_output` of ``keep``, once per blame (``outputs`` keeps them)."""
+    if keep not in outputs:
+        outputs[keep] = _output(hybrids, student, keep, run, seed)
+    return outputs[keep]
 
 
 _FAILED = object()

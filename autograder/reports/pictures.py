@@ -132,7 +132,7 @@ def collect_from_session(remote, names=None, timeout: float = PICTURES_TIMEOUT) 
     raises: a child that cannot start, or anything else that stops the step, is a picture
     problem (``{"*": why}``), never a failed test."""
     remote.begin_test(None)
-    remote.deadline = time.monotonic() + timeout
+    remote.deadline = min(time.monotonic() + timeout, remote.deadline or float("inf"))   # within the submission's
     try:
         remote.reset()   # the last test's handles go
         return collect(remote, names)

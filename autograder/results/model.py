@@ -35,7 +35,7 @@ VISIBILITY = {"public": "visible", "hidden": HIDDEN}   # the suite folder -> Gra
 
 # the kit's typed fields in a test's ``extra_data`` (absent when None)
 TEST_EXTRAS = ("nodeid", "duration", "mistake", "convention", "failure", "not_graded",
-               "components_at_fault", "failing_components", "figures", "counterexample")
+               "components_at_fault", "failing_components", "figures", "counterexample", "served")
 WITHHELD = "withheld"   # extra_data key of the instructor-only part (to_gradescope(instructor=True) only)
 # the kit's typed fields in the submission's ``extra_data`` (absent when None)
 RESULT_EXTRAS = ("kit_version", "seed", "max_score", "exercises", "submission", "child", "warnings",
@@ -61,7 +61,8 @@ class TestResult:
     ``duration`` (s), ``mistake`` (a catalog id), ``convention``, ``failure`` (a SubmissionError
     kind), ``not_graded`` (the reason the grader could not judge it), ``components_at_fault``,
     ``failing_components``, ``figures`` (plot data), ``counterexample`` (a hidden failure's mistake
-    on a kit-fixed public input, ``{"what", "line"}``); ``other`` keeps any other key.
+    on a kit-fixed public input, ``{"what", "line"}``), ``served`` (a composite's test run over the
+    reference's components: which); ``other`` keeps any other key.
 
     ``signature`` (a wrong output's fingerprint, :func:`autograder.mistakes.comparison.signature`)
     is instructor-side: :meth:`to_gradescope` never writes it (results.json, feedback and
@@ -90,6 +91,8 @@ class TestResult:
     # a hidden failure's mistake shown on a kit-fixed public input: {"what", "line"}
     # (autograder.run.counterexample_run; computed with no hidden input)
     counterexample: dict | None = None
+    # a composite's test run over the reference's components: their exercise names (autograder.sandbox.served)
+    served: list[str] | None = None
     other: dict = field(default_factory=dict)
     signature: str | None = field(default=None, repr=False)   # instructor-side: never in to_gradescope
     withheld: dict | None = field(default=None, repr=False)   # instructor-side: a hidden test's own fields

@@ -7,7 +7,8 @@ kit-fixed probes (:data:`autograder.checks.probes.PROBES`), every probe of that 
 the submission in a **fresh child** started after the hidden tests (it never received a hidden
 input), compared here with the reference's value, and, where it differs, the catalog mistake
 that reproduces the student's value on that probe is looked for (:func:`reproducing`: the
-exercise's own mutants and its components', then pairs of its own, at the probes' tolerance).
+exercise's own mutants and its components', then pairs of its own, at the probes' tolerance); a
+composite's probes run over the reference's components, as its tests did (:mod:`autograder.sandbox.served`).
 Each differing probe gives ``{"what", "line", "mistake" (or None), "convention"}``.
 
 Which probes run, and what is shown, depends on the statuses and the probes' own values only:
@@ -35,6 +36,11 @@ def to_probe(records: list[TestResult]) -> list[str]:
 
     failed = {t.exercise for t in records if t.hidden and not t.passed and not not_graded.reason(t)}
     return [name for name in exercises.NAMES if name in failed and probes.of_exercise(name)]
+
+
+def served_for(tests: list[TestResult]) -> tuple[str, ...]:
+    """The components the hidden tests ``tests`` (of one exercise) ran over as the reference's."""
+    return tuple(sorted({name for test in tests for name in (test.served or ())}))
 
 
 def line_for(probe, got) -> str | None:
@@ -94,9 +100,11 @@ def collect(records: list[TestResult], remote, restart, timeout: float = STEP_TI
         return found
     try:
         restart()
-        remote.begin_test(None)   # counts against no exercise's share
-        remote.deadline = time.monotonic() + timeout
+        remote.deadline = min(time.monotonic() + timeout, remote.deadline or float("inf"))   # within the submission's
         for exercise in todo:
+            # counts against no exercise's share; a composite's probes run over the reference's
+            # components, as its tests did (its own mistake alone)
+            remote.begin_test(None, served_for([t for t in records if t.hidden and t.exercise == exercise]))
             for probe in probes.of_exercise(exercise):
                 try:
                     remote.reset()

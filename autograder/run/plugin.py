@@ -61,6 +61,7 @@ from autograder.options import GradingOptions
 from autograder.results.model import VISIBILITY, Results, TestResult
 from autograder.sandbox import Limits
 from autograder.sandbox.remote import RemoteImpl
+from autograder.sandbox.served import ComponentServer
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 SESSION_NAME = "tkit-grading-session"   # the name a GradingSession is registered under
@@ -74,6 +75,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "visibility(v): public or hidden (default: the suite folder)")
     config.addinivalue_line("markers", "training: the test trains a model (left out by training=False)")
     config.addinivalue_line("markers", "optimizer: the test runs a torch.optim optimizer in the child")
+    config.addinivalue_line("markers", "integration: a composite's test over the student's own components "
+                                       "(its other tests run over the reference components)")
 
 
 def _no_submission():
@@ -211,6 +214,8 @@ class GradingSession:
         self.seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
         self.options = options.replace(seed=self.seed)
         self.remote = RemoteImpl(submission, _limits(options))
+        # a composite's tests run its file over the reference components, computed by a trusted child
+        self.remote.server = ComponentServer(self.remote.limits) if ComponentServer.available() else None
         self.run = context.RunState(seed=self.seed)
         self.meta: dict[str, dict] = {}
         self.records: dict[str, TestResult] = {}
@@ -250,13 +255,30 @@ class GradingSession:
         start the first child (and the hidden tests' spare)."""
         time_limit = self.options.time_limit
         self.remote.set_budgets(timeshare.shares((m["exercise"] for m in self.meta.values()), time_limit), time_limit)
-        # the zygote imports what optimizers need before forking this run's children only when a
-        # test trains or runs an optimizer (~1.3 s, once per zygote); then the first child starts
-        self.remote.limits.preload_training = any(item.get_closest_marker("training") or
-                                                  item.get_closest_marker("optimizer") for item in items)
+        # and a hard wall-clock deadline for the whole submission: every child started for it (its
+        # siblings: the hybrid, the trusted trainer; the probes and pictures after the tests) stops there
+        self.remote.deadline = time.monotonic() + time_limit
+        # the zygote imports what optimizers need (~1.3 s, once per zygote) before forking this run's
+        # children only when a test trains, runs an optimizer or is served components (the served
+        # calls' operator imports the same torch._dynamo on its first differentiable call: 1-4 s
+        # inside a student's request otherwise); then the first child starts
+        served = self.remote.server is not None and any(self.served(item) for item in items)
+        self.remote.limits.preload_training = served or any(item.get_closest_marker("training") or
+                                                            item.get_closest_marker("optimizer") for item in items)
         self.remote.start()
+        if served:
+            self.remote.server.start()   # its start overlaps the first tests
         if {"public", "hidden"} <= {m["visibility"] for m in self.meta.values()}:
             self.remote.prepare_spare()  # the hidden tests' child starts while the public tests run
+
+    def served(self, item) -> tuple[str, ...]:
+        """The components ``item``'s code gets as the reference's (:mod:`autograder.sandbox.served`):
+        a composite's components, for each of its tests but the one marked ``integration`` (which
+        runs the student's own); none for other exercises, or where the kit has no reference."""
+        exercise = self.meta.get(item.nodeid, {}).get("exercise")
+        if self.remote.server is None or exercise not in exercises.BY_NAME or item.get_closest_marker("integration"):
+            return ()
+        return exercises.get(exercise).depends
 
     def finish(self, interrupted: bool = False) -> None:
         """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
@@ -272,6 +294,8 @@ class GradingSession:
         if figures is None and self.options.pictures and not interrupted and self._phase == "public":
             figures = self._collect_pictures()   # no hidden test ran: the public child, before it closes
         self.remote.close()
+        if self.remote.server is not None:
+            self.remote.server.close()
         self.results = scoring.build_results(self, self._t0, probed, self._hidden_from)
         if figures is not None:
             pictures.add_to_results(self.results, *figures)
@@ -295,7 +319,7 @@ class GradingSession:
 
     def abort(self) -> None:
         """After a failure of the grader itself: stop the run's children, leave its language."""
-        for step in (self.run.close, self.remote.close):
+        for step in (self.run.close, self.remote.close, getattr(self.remote.server, "close", lambda: None)):
             with contextlib.suppress(Exception):
                 step()
         if getattr(self, "_scope", None) is not None:
@@ -324,7 +348,7 @@ class GradingSession:
         meta = self.meta.get(item.nodeid, {})
         ctx = context.TestContext(exercise=meta.get("exercise"), nodeid=item.nodeid,
                                   seed=self.test_seed(item.nodeid), visibility=meta.get("visibility"),
-                                  run=self.run)
+                                  run=self.run, served=self.served(item))
         item.stash[TEST_KEY] = ctx
         with context.running(ctx):
             yield
@@ -341,7 +365,7 @@ class GradingSession:
             self._hidden_from = time.monotonic()
             self.remote.close(keep_spare=True)
             self.remote.start()
-        self.remote.begin_test(meta.get("exercise"))
+        self.remote.begin_test(meta.get("exercise"), item.stash[TEST_KEY].served)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

@@ -33,6 +33,7 @@ class SuiteTest:
     visibility: str
     training: bool
     fixtures: tuple[str, ...]
+    integration: bool = False   # a composite's test over the student's own components (autograder.sandbox.served)
 
 
 class _Collector:
@@ -47,7 +48,8 @@ class _Collector:
                 exercise=_arg(item, "exercise"), points=_arg(item, "points"),
                 visibility=_arg(item, "visibility") or Path(str(item.path)).parent.name,
                 training=item.get_closest_marker("training") is not None,
-                fixtures=tuple(getattr(item, "fixturenames", ()))))
+                fixtures=tuple(getattr(item, "fixturenames", ())),
+                integration=item.get_closest_marker("integration") is not None))
 
     def pytest_collectreport(self, report):
         if report.failed:

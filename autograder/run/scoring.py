@@ -33,6 +33,8 @@ def record_test(session, item, call, report, ctx) -> TestResult:
     meta = session.meta[item.nodeid]
     points = meta["points"]
     extra: dict = {"nodeid": item.nodeid, "duration": round(report.duration, 4)}
+    if ctx.served:
+        extra["served"] = list(ctx.served)
     if report.passed:
         credit = session.partials.get(item.nodeid)
         fraction = credit.fraction if credit else 1.0
@@ -86,11 +88,13 @@ def _explain(session, excinfo, extra: dict, ctx, item) -> str:
             extra["convention"] = exc.mistake.convention
         text = str(exc)
         blamed, culprits = session.run.blamed.get(ctx.nodeid, (None, ()))
-        if blamed:   # the composite's own code was right on the reference components
+        if blamed:   # an integration test: the composite's own code was right on the reference components
             extra["components_at_fault"] = list(culprits) or True
-            text += "\n" + _("Your {file} gives the expected result with the reference's components: the "
-                              "difference comes from {modules}.").format(
-                file=f"{blamed}.py", modules=", ".join(f"{c}.py" for c in culprits) or _("the modules it imports"))
+            text += "\n" + _("Your {file} is right: with the reference's components it gives the expected result. "
+                              "This integration test runs it with your own components, and its {points:g} "
+                              "point(s) are lost to {modules}.").format(
+                file=f"{blamed}.py", points=session.meta[ctx.nodeid]["points"],
+                modules=", ".join(f"{c}.py" for c in culprits) or _("the modules it imports"))
         return with_printed(text, session.remote.test_output)
     if isinstance(exc, SubmissionError):
         extra["failure"] = exc.kind
@@ -166,7 +170,7 @@ def build_results(session, started: float, probed: dict | None = None, hidden_fr
         if t.status == "failed" and not t.not_graded:
             failing[t.exercise] = failing.get(t.exercise, 0) + 1
     for t in tests:
-        if t.status != "failed" or t.not_graded:
+        if t.status != "failed" or t.not_graded or t.served:   # over the reference's components: its own code
             continue
         deps = [d for d in exercises.get(t.exercise).depends if failing.get(d)]
         if deps:

@@ -38,7 +38,10 @@ Modules:
   :mod:`~autograder.sandbox.errors`: :class:`~autograder.sandbox.errors.SubmissionError`, what
   goes wrong there, in a student's words; :mod:`~autograder.sandbox.call_errors`: an exception
   inside student code with the function that raised, its arguments' shapes and the likely cause;
-- :mod:`~autograder.sandbox.timeshare`: each exercise's share of the submission's time limit.
+- :mod:`~autograder.sandbox.timeshare`: each exercise's share of the submission's time limit;
+- :mod:`~autograder.sandbox.served`: the reference components a composite's test runs over,
+  computed by a trusted child (the *component server*) and relayed to the student's child, which
+  gets them as proxies (:mod:`~autograder.sandbox.served_child`: what ``RemoteImpl`` adds for it).
 
 In: a submission folder (from :mod:`autograder.intake`) and :class:`Limits`. Out: plain data and
 plain tensors decoded from the child, or a :class:`~autograder.sandbox.remote.SubmissionError`.

@@ -45,6 +45,13 @@ class ProtocolError(Exception):
     """The child answered with something that is not a valid reply."""
 
 
+def refuse_callback(message: dict, tensors: dict, deadline: float) -> tuple[dict, dict | None]:
+    """The answer to a callback where no reference component is served (the student's code called
+    the channel itself, outside a composite's test)."""
+    return {"ok": False, "error": {"type": "RuntimeError",
+                                   "message": "no reference component is served to this code"}}, None
+
+
 class OutputBuffer:
     """Keeps the head and tail of a byte stream and counts everything."""
 
@@ -201,11 +208,13 @@ class ChildProcess:
         self.kill()
 
     # -- requests ----------------------------------------------------------------
-    def request(self, op: str, timeout: float | None = None, tensors: dict | None = None, **fields):
+    def request(self, op: str, timeout: float | None = None, tensors: dict | None = None, on_callback=None,
+                **fields):
         """Send a request and wait for its reply: :meth:`send` then :meth:`receive`, under one
-        deadline of ``timeout`` seconds (default: the limits' ``call_timeout``)."""
+        deadline of ``timeout`` seconds (default: the limits' ``call_timeout``); ``on_callback``
+        answers the callbacks the child sends meanwhile (see :meth:`receive`)."""
         deadline = self.send(op, timeout=timeout, tensors=tensors, **fields)
-        return self.receive(deadline=deadline)
+        return self.receive(deadline=deadline, on_callback=on_callback)
 
     def send(self, op: str, timeout: float | None = None, tensors: dict | None = None, **fields) -> float:
         """Write a request without waiting for its reply (so the child works while this process
@@ -224,10 +233,16 @@ class ChildProcess:
         self._awaiting = self._next_id
         return deadline
 
-    def receive(self, timeout: float | None = None, deadline: float | None = None):
+    def receive(self, timeout: float | None = None, deadline: float | None = None, on_callback=None):
         """The reply ``(reply, tensors)`` to the request :meth:`send` wrote, read before
         ``deadline`` (or ``timeout`` seconds from now). Raises :class:`ChildDied` or
-        :class:`ProtocolError` (the child is killed), as :meth:`request` does."""
+        :class:`ProtocolError` (the child is killed), as :meth:`request` does.
+
+        While the request runs, the child may send *callbacks* (``{"op": "callback", ...}``: a
+        reference component its code calls, :mod:`autograder.child.components`): each is answered
+        with ``on_callback(message, tensors, deadline) -> (answer, tensors)``, written back as
+        ``{"cb": true, **answer}`` under the same deadline (so the time it takes counts in this
+        request); without ``on_callback`` the answer refuses the call."""
         if self.dead is not None:
             raise self.dead
         if self._awaiting is None:
@@ -250,6 +265,11 @@ class ChildProcess:
             return wire.unpack(body, blob)
 
         reply, tensors_out = self._guarded(read)
+        while reply.get("op") == "callback":
+            answer, answer_tensors = (on_callback or refuse_callback)(reply, tensors_out, deadline)
+            message = wire.pack({"cb": True, **answer}, answer_tensors)
+            self._guarded(lambda: self._write(message, deadline, out))
+            reply, tensors_out = self._guarded(read)
         self.last_output = out.text()
         awaited, self._awaiting = self._awaiting, None
         if reply.get("id") != awaited:

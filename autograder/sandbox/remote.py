@@ -24,6 +24,7 @@ from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 from autograder.sandbox import returns, timeshare
 from autograder.sandbox.errors import SubmissionError, submission_error  # noqa: F401  (SubmissionError re-exported)
 from autograder.sandbox.handles import RemoteMethod, RemoteObject
+from autograder.sandbox.served_child import ServedComponents
 
 MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doctor, pictures)
 MAX_DEATHS_PER_EXERCISE = 3  # deaths in one exercise's tests before its remaining tests are given up
@@ -33,7 +34,7 @@ _RUNNING = object()     # "the exercise whose test runs now" (see RemoteImpl._ch
 _CLEAN = object()       # a child that ran no student code yet (see RemoteImpl.begin_test)
 
 
-class RemoteImpl:
+class RemoteImpl(ServedComponents):
     """A submission folder served by a (re)spawned child process.
 
     ``impl.<module>`` imports the student's module in the child. A child that dies
@@ -106,14 +107,18 @@ class RemoteImpl:
         other.deadline, other.exercise = self.deadline, self.exercise
         other.budgets, other._time_limit = self.budgets, self._time_limit
         other.spent, other._deaths = self.spent, self._deaths  # shared, not copied
+        other.server = self.server
         return other
 
-    def begin_test(self, exercise: str | None) -> None:
+    def begin_test(self, exercise: str | None, served: tuple[str, ...] = ()) -> None:
         """A test of ``exercise`` starts: the child's deaths and the time its requests take
-        count against that exercise from now on. When the child served another exercise's
-        requests (ran its code), it is put back first (:meth:`fresh_worker`)."""
+        count against that exercise from now on. ``served``: the components (exercise names) its
+        code gets from :attr:`server` as proxies of the reference (a composite's test), none
+        for its own. When the child ran code for another exercise, or with other components, it
+        is put back first (:meth:`fresh_worker`)."""
         self.exercise = exercise
-        if self._worker_user is not _CLEAN and self._worker_user != exercise:
+        self.served = tuple(sorted(served)) if self.server is not None else ()
+        if self._worker_user is not _CLEAN and self._worker_user != (exercise, self.served):
             self.fresh_worker()
 
     def fresh_worker(self) -> None:
@@ -313,7 +318,9 @@ class RemoteImpl:
             timeout = min(timeout, left)
         child = self._live_child()
         if op != "seed" and self._worker_user is _CLEAN:
-            self._worker_user = self.exercise
+            self._worker_user = (self.exercise, self.served)
+        if op not in ("seed", "fresh") and self._installed != (self._gen, self.served):
+            self._install(child, timeout)
         if target is not None and target._gen != self._gen:
             raise SubmissionError("crash", _(
                 "{what} belongs to an earlier process of the submission that has died").format(what=what))
@@ -324,28 +331,29 @@ class RemoteImpl:
             fields["kwargs"] = enc.encode(dict(kwargs))
         since = time.monotonic()
         try:
-            reply, tensors = child.request(op, timeout=timeout, tensors=enc.tensors, **fields)
+            reply, tensors = child.request(op, timeout=timeout, tensors=enc.tensors,
+                                           on_callback=self._callback if self.served else None, **fields)
         except ChildDied as exc:
             self._died()
-            self.last_output = exc.output
+            self.last_output = self._printed(exc.output)
             kind = "timeout" if exc.timed_out else "crash"
             text = (_("{what} did not finish: {reason}") if exc.timed_out
                     else _("the submission's process {reason} while running {what}"))
-            raise SubmissionError(kind, text.format(what=what, reason=exc.reason), exc.output) from None
+            raise SubmissionError(kind, text.format(what=what, reason=exc.reason), self.last_output) from None
         except ProtocolError as exc:
             self._died()
-            self.last_output = child.last_output
+            self.last_output = self._printed(child.last_output)
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
-                    what=what, error=exc), child.last_output) from None
+                    what=what, error=exc), self.last_output) from None
         finally:
             self._charge(since)
-        self.last_output = child.last_output
+        self.last_output = self._printed(child.last_output)
         if self.last_output and len(self.test_output) < MAX_TEST_OUTPUT:
             self.test_output = (self.test_output + self.last_output)[:MAX_TEST_OUTPUT]
         if not reply.get("ok"):
             err = reply.get("error") if isinstance(reply.get("error"), dict) else {}
-            raise submission_error(err, what, child.last_output, module=fields.get("module"))
+            raise submission_error(err, what, self.last_output, module=fields.get("module"))
         gen = self._gen
         try:
             value = wire.decode(reply.get("value"), tensors, lambda rec: self._make_remote(rec, gen, what))

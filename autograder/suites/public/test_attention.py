@@ -12,7 +12,7 @@ GEN = torch.Generator().manual_seed(4)
 Q3, K3, V3 = torch.randn(2, 3, 4, generator=GEN), torch.randn(2, 5, 4, generator=GEN), torch.randn(2, 5, 6, generator=GEN)
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_matches_the_formula_3d(student):
     """3-D inputs: (softmax(Q K^T / sqrt(d_k)) V, weights) with d_v != d_k and S_q != S_k
 
@@ -44,6 +44,23 @@ def test_matches_the_formula_4d_with_mask(student):
     expect_equal(run, student, formulas.attention(q, k, v, mask),
                  what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 3, 5])",
                  known_mistakes=mistaken.attention(q, k, v, mask))
+
+
+@pytest.mark.integration
+@pytest.mark.points(1)
+def test_with_your_own_masks(student):
+    """integration: with your own masks.py, 4-D attention with a padding mask and a fully blocked row gives the formula's numbers
+    ko: 통합: 여러분의 masks.py로 패딩 마스크와 전부 가려진 행이 있는 4차원 어텐션이 공식과 같은 값을 냅니다"""
+    gen = torch.Generator().manual_seed(6)
+    q, k, v = torch.randn(2, 2, 3, 4, generator=gen), torch.randn(2, 2, 5, 4, generator=gen), \
+        torch.randn(2, 2, 5, 3, generator=gen)
+    mask = torch.tensor([[False, False, True, False, True], [True, True, True, True, True]])[:, None, None, :]
+
+    def run(impl):
+        return impl.attention.scaled_dot_product_attention(q, k, v, mask=mask)
+
+    expect_equal(run, student, formulas.attention(q, k, v, mask),
+                 what="scaled_dot_product_attention(q[2, 2, 3, 4], k[2, 2, 5, 4], v[2, 2, 5, 3], mask[2, 1, 1, 5])")
 
 
 @pytest.mark.points(0.5)

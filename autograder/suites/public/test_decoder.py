@@ -34,7 +34,7 @@ def _layer_run(state, x, memory, norm_first, dropout=0.0, calls=1, **masks):
     return run
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_layer_matches_pytorch(student, seed, norm_first):
     """DecoderLayer with a causal tgt_mask gives nn.TransformerDecoderLayer's numbers (same weights)
@@ -106,6 +106,23 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     expect_equal(run, student, expected, what=f"Decoder(2, {D}, {H}, {FF}, norm_first={norm_first})(x, memory, masks)",
                  valid=inputs.valid_positions(tgt_pad),
                  known_mistakes=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, **masks))
+
+
+@pytest.mark.integration
+@pytest.mark.points(1)
+def test_with_your_own_components(student, seed):
+    """integration: with your own multi_head_attention.py, feed_forward.py, attention.py and masks.py, Decoder (2 layers, all masks) gives nn.TransformerDecoder's numbers
+    ko: 통합: 여러분의 multi_head_attention.py, feed_forward.py, attention.py, masks.py로 Decoder (2층, 모든 마스크)가 nn.TransformerDecoder와 같은 값을 냅니다"""
+    gen, x, memory, tgt_pad, mem_pad = _inputs(seed)
+    masks = dict(tgt_mask=inputs.causal_mask(T), tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=mem_pad)
+    oracle = oracles.case("decoder", D, H, FF, (x, memory), masks, norm_first=False, rng=gen, num_layers=2)
+
+    def run(impl):
+        m = weights.loaded(impl.decoder.Decoder(2, D, H, FF, dropout=0.0), oracle.state, "Decoder")
+        return m(x, memory, **masks)
+
+    expect_equal(run, student, oracle.expected, what=f"Decoder(2, {D}, {H}, {FF})(x, memory, masks)",
+                 valid=inputs.valid_positions(tgt_pad))
 
 
 @pytest.mark.points(0.5)

@@ -45,7 +45,7 @@ def test_layer_matches_pytorch(student, seed, norm_first):
                                                       src_key_padding_mask=kpm))
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_stack_matches_pytorch(student, seed, norm_first):
     """Encoder (2 layers, final LayerNorm only for Pre-LN) gives nn.TransformerEncoder's numbers
@@ -67,6 +67,23 @@ def test_stack_matches_pytorch(student, seed, norm_first):
     if not norm_first:
         norm = student.encoder.Encoder(2, D, H, FF, norm_first=False).norm
         compare(norm, None, what="Encoder(..., norm_first=False).norm")
+
+
+@pytest.mark.integration
+@pytest.mark.points(1)
+def test_with_your_own_components(student, seed):
+    """integration: with your own multi_head_attention.py, feed_forward.py, attention.py and masks.py, Encoder (2 layers) gives nn.TransformerEncoder's numbers
+    ko: 통합: 여러분의 multi_head_attention.py, feed_forward.py, attention.py, masks.py로 Encoder (2층)가 nn.TransformerEncoder와 같은 값을 냅니다"""
+    gen, x, kpm = _inputs(seed)
+    oracle = oracles.case("encoder", D, H, FF, (x,), dict(src_key_padding_mask=kpm), norm_first=False, rng=gen,
+                          num_layers=2)
+
+    def run(impl):
+        m = weights.loaded(impl.encoder.Encoder(2, D, H, FF, dropout=0.0), oracle.state, "Encoder")
+        return m(x, key_padding_mask=kpm)
+
+    expect_equal(run, student, oracle.expected, what=f"Encoder(2, {D}, {H}, {FF})(x, key_padding_mask)",
+                 valid=inputs.valid_positions(kpm))
 
 
 @pytest.mark.points(0.5)

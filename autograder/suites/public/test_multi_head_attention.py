@@ -88,7 +88,7 @@ def test_split_and_merge_heads(student):
 UNPADDED_ROWS = inputs.valid_positions(KPM)
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention (unpadded query rows)
 
@@ -101,6 +101,21 @@ def test_self_attention_matches_pytorch(student):
     expect_equal(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask)",
                  valid=(UNPADDED_ROWS, UNPADDED_ROWS),
                  known_mistakes=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
+
+
+@pytest.mark.integration
+@pytest.mark.points(1)
+def test_with_your_own_components(student):
+    """integration: with your own attention.py and masks.py, causal self-attention with a key-padding mask matches nn.MultiheadAttention (unpadded query rows)
+    ko: 통합: 여러분의 attention.py와 masks.py로 키 패딩 마스크가 있는 인과 셀프 어텐션이 nn.MultiheadAttention과 같습니다 (패딩되지 않은 query 행)"""
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
+
+    def run(impl):
+        return _module(impl)(X, X, X, key_padding_mask=KPM, attn_mask=causal)
+
+    expected = oracles.mha_forward(STATE, D_MODEL, HEADS, X, X, X, key_padding_mask=KPM, attn_mask=causal)
+    expect_equal(run, student, expected, what="MultiHeadAttention(12, 3)(x, x, x, key_padding_mask, attn_mask=causal)",
+                 valid=(UNPADDED_ROWS, UNPADDED_ROWS))
 
 
 @pytest.mark.points(0.5)
@@ -120,7 +135,7 @@ def test_padded_query_rows_follow_pytorch(student):
                  valid=(rows, rows), known_mistakes={"mha_padded_queries_masked": lambda: masked_rows})
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_cross_attention_per_head_weights_match_pytorch(student):
     """cross-attention (S_q != S_k) with attn_mask and average_attn_weights=False matches nn.MultiheadAttention
 

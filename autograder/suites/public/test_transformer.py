@@ -13,7 +13,7 @@ d_ff=24, max_len=12, pad_id=0, BOS=1, EOS=2.
 import pytest
 import torch
 
-from autograder.checks import inputs, seq2seq, weights
+from autograder.checks import inputs, oracles, seq2seq, weights
 from autograder.checks import (Mismatch, _, compare, expect_differs, expect_equal, expect_property, expect_raises,
                                expect_same, say)
 
@@ -103,7 +103,24 @@ def test_shapes(student, seed):
     expect_equal(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what=say("(encode, decode, forward) shapes", "(encode, decode, forward)의 모양"))
 
 
+@pytest.mark.integration
 @pytest.mark.points(1)
+def test_with_your_own_components(student, seed):
+    """integration: with your own components (embedding.py, positional_encoding.py, masks.py, encoder.py, decoder.py and what they import), forward gives the logits PyTorch's layers give
+    ko: 통합: 여러분의 구성 요소(embedding.py, positional_encoding.py, masks.py, encoder.py, decoder.py와 그들이 가져오는 모듈)로 forward가 PyTorch 층들과 같은 로짓을 냅니다"""
+    gen, src, tgt = _data(seed)
+    tgt[2, 3:] = PAD   # a padded target row too: forward builds both padding masks
+    oracle = oracles.transformer_case(src, tgt, src_vocab=V_SRC, tgt_vocab=V_TGT, d_model=D, num_heads=H, d_ff=FF,
+                                      num_layers=1, max_len=MAX_LEN, pad_id=PAD, rng=gen)
+
+    def run(impl):
+        return weights.loaded(_model(impl), oracle.state, "Transformer")(src, tgt)
+
+    expect_equal(run, student, oracle.expected, what=f"Transformer({V_SRC}, {V_TGT}, d_model={D}, ...)(src, tgt)",
+                 valid=inputs.valid_positions(tgt == PAD))
+
+
+@pytest.mark.points(0.5)
 def test_causal_leakage(student, seed):
     """forward builds the causal mask: changing target tokens after t leaves the logits up to t unchanged
     ko: forward가 인과 마스크를 만듭니다: t 이후의 타깃 토큰을 바꿔도 t 까지의 로짓은 그대로입니다"""
@@ -122,7 +139,7 @@ def test_causal_leakage(student, seed):
     _uses_context(student, seed)
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_source_padding_invariance(student, seed):
     """encode and forward build the source padding mask: extra padding on the source changes nothing
     ko: encode와 forward가 소스 패딩 마스크를 만듭니다: 소스에 패딩을 더 붙여도 결과가 같습니다"""
