@@ -61,9 +61,10 @@ def exercise_score(results: Results, name: str) -> tuple[float, float]:
 
 
 def named_mistakes(results: Results | dict, name: str) -> list[str]:
-    """The mistakes named by the failing tests of exercise ``name``, in test order."""
-    return [t.mistake for t in as_results(results).tests
-            if t.exercise == name and t.status == "failed" and t.mistake]
+    """The mistakes named by the failing tests of exercise ``name``, in test order (a hidden
+    test's own, which its student-facing record withholds)."""
+    return [t.instructor_mistake for t in as_results(results).tests
+            if t.exercise == name and t.status == "failed" and t.instructor_mistake]
 
 
 def check_reference(names: list[str], *, training: bool, seed: int) -> CheckResult:

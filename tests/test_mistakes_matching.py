@@ -39,7 +39,7 @@ def test_pairs_skip_two_conventions_and_respect_the_cap():
 
 def test_combined_names_both_mistakes_in_both_languages():
     first, second = catalog.by_id("pe_sin_cos_swapped"), catalog.by_id("pe_positions_from_one")
-    both = matching.Combined((first, second))
+    both = catalog.Combined((first, second))
     assert both.id == "pe_sin_cos_swapped+pe_positions_from_one" and both.exercise == "positional_encoding"
     with using("en"):
         assert both.hint() == first.hint() + "; and " + second.hint()

@@ -5,6 +5,7 @@ hint, the values of a public test of the same grading that named the same mistak
 the hidden test's own output (its inputs, its values) reaches the feedback.
 """
 
+import json
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from autograder import paths
 from autograder.mistakes import catalog
 from autograder.reports import counterexamples, render
 from autograder.results.model import as_results
-from grading_runs import run_suites
+from autograder.run import grading
 from results_dicts import record, results
 
 SUITE = Path(__file__).parent / "data" / "report_suite.py"
@@ -107,13 +108,15 @@ def test_a_graded_hidden_failure_shows_the_public_values(tmp_path):
     folder.mkdir()
     (folder / "positional_encoding.py").write_text(catalog.by_id("pe_sin_cos_swapped").source())
     (folder / "masks.py").write_text((paths.solutions_dir() / "masks.py").read_text())
-    graded = run_suites(folder, files=[SUITE], seed=7, lang="en")
+    results = grading.grade_folder(folder, files=[SUITE], seed=7, lang="en")
+    graded = results.to_gradescope()
     public = next(t for t in graded["tests"] if t["visibility"] == "visible" and t["extra_data"].get("mistake"))
     hidden = next(t for t in graded["tests"] if t["visibility"] == "after_published")
     assert hidden["extra_data"]["mistake"] == public["extra_data"]["mistake"] == "pe_sin_cos_swapped"
     line = public["output"].splitlines()[0]
-    hidden_line = hidden["output"].splitlines()[0]
+    hidden_line = next(t for t in results.tests if t.hidden).withheld["output"].splitlines()[0]   # the instructor's
     assert "sinusoidal_table(8, 8)" in line and "sinusoidal_table(12, 6)" in hidden_line
+    assert hidden_line not in json.dumps(graded)
     for fmt in ("html", "md"):
         text = render.render_feedback(graded, fmt, student="s", lang="en")
         block = text[text.index("The same mistake on public inputs"):]

@@ -1,9 +1,11 @@
-"""Hidden failures explained on a kit-fixed public input (:mod:`autograder.run.counterexample_run`,
-:mod:`autograder.checks.probes`): when no public test of the grading named the hidden test's
-mistake, the feedback shows the mistake on a probe run in a fresh child after the hidden tests.
-Nothing of it may depend on a hidden input: the same line under two run seeds whose hidden
-inputs differ, and no hidden value in any output a student sees."""
+"""Hidden failures explained on kit-fixed public inputs (:mod:`autograder.run.counterexample_run`,
+:mod:`autograder.checks.probes`): every probe of an exercise with a failed hidden test runs in a
+fresh child after the hidden tests, and the mistake that reproduces the student's value on a probe
+is what the sealed hidden test shows (:mod:`autograder.results.withheld`). Nothing of it may depend
+on a hidden input: the same line under two run seeds whose hidden inputs differ, and no hidden
+value in any output a student sees."""
 
+import json
 import re
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from autograder.checks import probes
 from autograder.mistakes import catalog
 from autograder.reports import counterexamples, render
 from autograder.results.model import Results, TestResult, as_results
-from autograder.run import counterexample_run
+from autograder.run import counterexample_run, grading
 from grading_runs import run_suites
 
 SUITE = Path(__file__).parent / "data" / "hidden_only_suite.py"
@@ -42,13 +44,28 @@ def test_probes_are_module_constants_that_tell_each_chosen_mistake_apart():
     assert len(covered) >= 50
 
 
-def test_only_mistakes_no_public_test_named_are_wanted():
-    named_publicly = _test("public", False, mistake="pe_sin_cos_swapped")
-    hidden_same = _test("hidden a", True, mistake="pe_sin_cos_swapped")
-    hidden_only = _test("hidden b", True, mistake=MISTAKE)
-    passed_hidden = _test("hidden c", True, status="passed", mistake=None)
-    wanted = counterexample_run.wanted([named_publicly, hidden_same, hidden_only, passed_hidden])
-    assert wanted == {MISTAKE: [hidden_only]}
+def test_the_probed_exercises_follow_the_statuses_alone():
+    """Which exercises are probed depends on which failed a graded hidden test, never on the
+    mistake a hidden test named (that would let hidden inputs choose what runs)."""
+    named = _test("hidden a", True, mistake="pe_sin_cos_swapped")
+    unnamed = TestResult(name="masks: hidden", score=0.0, max_score=1.0, status="failed",
+                         visibility="after_published", tags=["masks"])
+    passed = TestResult(name="rope: hidden", score=1.0, max_score=1.0, status="passed",
+                        visibility="after_published", tags=["rope"])
+    composite = TestResult(name="encoder: hidden", score=0.0, max_score=1.0, status="failed",
+                           visibility="after_published", tags=["encoder"])   # no probes of its own
+    public = _test("public", False, mistake="pe_sin_cos_swapped")
+    assert counterexample_run.to_probe([public, named, unnamed, passed, composite]) == ["positional_encoding", "masks"]
+    named.mistake = "pe_positions_from_one"
+    assert counterexample_run.to_probe([public, named, unnamed, passed, composite]) == ["positional_encoding", "masks"]
+
+
+def test_a_probe_names_the_mistake_that_reproduces_the_value_on_it():
+    probe = probes.for_mistake(MISTAKE)
+    assert counterexample_run.reproducing(probe, probe.run(catalog.by_id(MISTAKE).impl())).id == MISTAKE
+    pair = catalog.by_id("pe_sin_cos_swapped+pe_positions_from_one")
+    assert counterexample_run.reproducing(probe, probe.run(pair.impl())).id == pair.id
+    assert counterexample_run.reproducing(probe, probe.run(catalog.by_id(MISTAKE).impl()) * 3) is None
 
 
 def test_a_correct_value_on_the_probe_gives_no_line():
@@ -83,9 +100,10 @@ def test_a_hidden_only_mistake_is_shown_on_the_kit_probe_and_no_hidden_value_lea
     folder.mkdir()
     (folder / "positional_encoding.py").write_text(catalog.by_id(MISTAKE).source())
     probe = probes.for_mistake(MISTAKE)
-    lines = []
+    lines, visible = [], []
     for seed in (7, 8):   # two runs: different hidden inputs, the same public probe
-        graded = run_suites(folder, files=[SUITE], seed=seed, lang="en")
+        results = grading.grade_folder(folder, files=[SUITE], seed=seed, lang="en")
+        graded = results.to_gradescope()
         public = next(t for t in graded["tests"] if t["visibility"] == "visible")
         hidden = next(t for t in graded["tests"] if t["visibility"] == "after_published")
         assert public["status"] == "passed" and hidden["status"] == "failed"
@@ -93,10 +111,13 @@ def test_a_hidden_only_mistake_is_shown_on_the_kit_probe_and_no_hidden_value_lea
         example = hidden["extra_data"]["counterexample"]
         assert example["what"] == probe.what and example["line"].startswith(probe.what)
         lines.append(example["line"])
-        hidden_first = hidden["output"].splitlines()[0]   # the hidden test's own line: its drawn size, its values
+        own = next(t for t in results.tests if t.hidden).withheld   # the instructor's: its drawn size, its values
+        assert own["mistake"] == MISTAKE and "duration" in own and "duration" not in hidden["extra_data"]
+        hidden_first = own["output"].splitlines()[0]
         hidden_call = re.match(r"sinusoidal_table\(\d+, \d+\)", hidden_first).group(0)
-        # Gradescope shows a hidden test's output after publishing: the probe's line is added to it
+        # Gradescope shows a hidden test's output after publishing: fixed text and the probe's line
         assert f"The same mistake on a public input: {example['line']}" in hidden["output"]
+        assert hidden_call not in json.dumps(graded) and hidden_first not in json.dumps(graded)
         for fmt in ("html", "md"):
             text = render.render_feedback(graded, fmt, student="s", lang="en")
             assert example["line"] in text and "public input the kit fixed" in text
@@ -104,7 +125,8 @@ def test_a_hidden_only_mistake_is_shown_on_the_kit_probe_and_no_hidden_value_lea
             assert not (_numbers(hidden_first) - _numbers(example["line"])) & _numbers(text)
         ko = render.render_feedback(graded, "html", student="s", lang="ko")
         assert example["line"] in ko and hidden_call not in ko
-    assert lines[0] == lines[1]
+        visible.append(hidden)
+    assert lines[0] == lines[1] and visible[0] == visible[1]
 
 
 @pytest.mark.slow

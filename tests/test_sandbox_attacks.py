@@ -54,7 +54,7 @@ SUBMISSION_BOUND_S = OPTIONS["time_limit"] + 3 * len(NAMES) * 2.0
 BATCH_BOUND_S = 600.0
 ODD_NAMES = ["grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions", "a<b>&c", "star*",
              "quote\"d'", "김민준", "=SUM(1+1)", "-2+3", "@x", "Honest_Reference", "esc\x1b[2Japed"]
-ENGINE_ATTACKS = {"endless_loops", "call_recorder", "grader_error", "stop_reading"}
+ENGINE_ATTACKS = {"endless_loops", "call_recorder", "grader_error", "stop_reading", "monkeypatch_everything"}
 UID_BASE = 100_000_000  # this module's children get uids above it (the workers read it at start)
 PROTECTED = [REPO / "solutions" / f"{EXERCISE}.py", REPO / "autograder" / "suites" / "public" / f"test_{EXERCISE}.py"]
 
@@ -129,7 +129,8 @@ def _grade(todo: dict[str, Path], out: Path) -> tuple[dict[str, object], float]:
     records = ClassRecords(out, options=OPTIONS)
 
     def on_result(sid, path, result):
-        got[sid] = result if isinstance(result, Exception) else result.to_gradescope()  # the tests read its JSON shape
+        # the tests read its JSON shape, in the instructor's form (a run's whole time is withheld from students)
+        got[sid] = result if isinstance(result, Exception) else result.to_gradescope(instructor=True)
         records.on_result(sid, path, result)
 
     t0 = time.monotonic()
@@ -140,6 +141,11 @@ def _grade(todo: dict[str, Path], out: Path) -> tuple[dict[str, object], float]:
     finally:
         records.close()
     return got, time.monotonic() - t0
+
+
+def _total_time(results: dict) -> float:
+    """A submission's whole grading time (the visible ``execution_time`` counts its public tests)."""
+    return results["extra_data"].get("withheld", {}).get("execution_time", results["execution_time"])
 
 
 def _fingerprint(results: dict) -> list:
@@ -195,15 +201,16 @@ def test_the_batch_grades_every_submission_within_its_bound(runs):
     for sid in set(runs["attacked"]) - set(errors):
         assert (submission_dir(runs["out"], sid) / "results.json").is_file(), sid
     assert runs["seconds"] < BATCH_BOUND_S
-    slow = {sid: r["execution_time"] for sid, r in runs["attacked"].items()
-            if sid not in errors and r["execution_time"] > SUBMISSION_BOUND_S}
+    slow = {sid: _total_time(r) for sid, r in runs["attacked"].items()
+            if sid not in errors and _total_time(r) > SUBMISSION_BOUND_S}
     assert slow == {}
 
 
 def test_the_class_files_are_written_with_every_real_id(runs):
     out = runs["out"]
-    assert sorted(p.name for p in out.iterdir()) == sorted([batch.ERROR_LOG_NAME, "gradebook.sqlite", "grades.csv",
-                                                            "submissions", "summary.html"])
+    names = {p.name for p in out.iterdir()}   # a grader-error log only when the kit failed somewhere
+    assert {"gradebook.sqlite", "grades.csv", "submissions", "summary.html", "instructor"} <= names
+    assert names <= {batch.ERROR_LOG_NAME, "gradebook.sqlite", "grades.csv", "submissions", "summary.html", "instructor"}
     with gradebook.Gradebook(out / "gradebook.sqlite") as book:
         assert book.students() == sorted(runs["attacked"])
     import csv
@@ -316,7 +323,16 @@ def test_dying_children_cost_only_their_own_exercises(runs):
     for t in result["tests"]:
         failures[t["tags"][0]].add(t["extra_data"].get("failure"))
     assert "gave_up" in failures[EXERCISE] and "gave_up" in failures["feed_forward"]
-    assert result["execution_time"] <= SUBMISSION_BOUND_S
+    assert _total_time(result) <= SUBMISSION_BOUND_S
+
+
+def test_monkeypatching_costs_only_its_own_exercise(runs):
+    """attacks/monkeypatch_everything: a correct positional encoding that patches torch's C-level
+    tables, Tensor, torch.ops, the import system, copyreg, operator and functools at import; the
+    exercises graded after it in the same child keep every point."""
+    reference = _exercise_scores(runs["clean"]["honest_reference"])
+    scores = _exercise_scores(runs["attacked"]["attack_monkeypatch_everything"])
+    assert all(scores[name] == reference[name] > 0 for name in NAMES if name != EXERCISE), scores
 
 
 def _public(results: dict) -> list:
@@ -333,17 +349,15 @@ def test_what_a_student_sees_does_not_depend_on_the_hidden_tests(runs, tmp_path)
     assert _public(attacked) == _public(public_only)
 
 
-def test_grader_errors_reach_the_instructor_only(runs):
-    """attacks/grader_error makes the kit's own test code raise a TypeError: the test is marked
-    "not graded" with a short note, and its traceback is in the instructor's log only."""
+def test_a_value_that_breaks_the_kits_own_code_is_the_students_failure(runs):
+    """attacks/grader_error returns a value that makes the kit's own test code raise a TypeError: the
+    same test passes with the reference in its place, so the failure is the student's (a failed
+    test saying what the test could not use), never "not graded", and no traceback or suite line
+    reaches the student. (A real grader error: tests/test_student_failures.py.)"""
     result = runs["attacked"]["attack_grader_error"]
-    broken = [t for t in result["tests"] if t["extra_data"].get("not_graded")]
-    assert broken and all(t["score"] == 0 and t["status"] == "failed" for t in broken)
-    assert result["extra_data"]["not_graded"] == [EXERCISE]
-    log = (runs["out"] / batch.ERROR_LOG_NAME).read_text()
-    for t in broken:
-        ref = t["output"].split("(error ")[1].split(")")[0]
-        assert f"grader error {ref}" in log and "Traceback" in log
+    assert not result["extra_data"].get("not_graded")
+    failed = [t for t in result["tests"] if t["extra_data"].get("failure") == "bad_return"]
+    assert failed and all(t["score"] == 0 and "could not use what your code returned" in t["output"] for t in failed)
     for sid in runs["attacked"]:
         if isinstance(runs["attacked"][sid], Exception):
             continue

@@ -70,6 +70,9 @@ def expect_raises(call: Callable[[], Any], error: str | tuple[str, ...] = "Value
     try:
         call()
     except SubmissionError as exc:
+        if exc.kind == "bad_return":   # it returned (a value of the wrong kind) instead of raising
+            raise Mismatch(_("{what} should raise {error}, but it returned normally").format(
+                what=what, error=error)) from None
         if exc.kind != "exception":
             raise
         if exc.error_type not in errors:

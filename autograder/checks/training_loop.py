@@ -1,10 +1,15 @@
 """``train_autoencoder`` graded as a function: the kit's probe model, fixed batches, compared
-with the kit's own Adam loop (``test_train_autoencoder_follows_adam``).
+with the kit's own Adam loop.
 
 The training checks never use the student's loop to train the graded model
-(:mod:`autograder.checks.training`); this test is where the loop earns its points and where its
-known mistakes (no ``step``, no ``zero_grad``, a summed epoch loss) are named, in the student
-edition too (the wrong loops are built here, from the kit's loop, not from the catalog's code).
+(:mod:`autograder.checks.training`); the loop's own tests are where it earns its share of the
+AutoEncoder exercise, one test per thing the contract asks of it (:func:`run_loop` runs it once
+per test): the parameters after training are Adam's on the reconstruction loss with ``zero_grad``
+for every batch (:func:`parameters_verdict`), the returned losses are each epoch's mean
+(:func:`losses_verdict`), and a loop that trained leaves the model in training mode, moved to
+``device`` (:func:`mode_verdict`). Their known mistakes (no ``step``, no ``zero_grad``, a summed
+epoch loss) are named, in the student edition too (the wrong loops are built here, from the kit's
+loop, not from the catalog's code). A loop that is missing or trains nothing fails all three.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import torch
 from autograder.checks import draws
 from autograder.checks.training import named_mistake
 from autograder.i18n import _
-from autograder.mistakes import matching
 
 
 def losses_problem(losses, epochs: int) -> str | None:
@@ -123,27 +127,92 @@ def _same_losses(got, want: list) -> bool:
         for g, w in zip(got, want))
 
 
-def loop_verdict(state: dict, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
-    """``(None, None)`` when ``(state, losses)`` is what the kit's Adam loop gives from
-    ``initial`` and ``batches`` (with MSE or BCE), else ``(student-facing text, mistake or None)``:
-    the loop of :data:`LOOP_MISTAKES` that reproduces the student's (one setting, or a record
-    mistake with another: named ``a+b``), computed on the same probe; its settings are added to
-    the text."""
-    expected = {loss: adam_loop(initial, batches, probe.epochs, probe.lr, loss) for loss in ("mse", "bce")}
-    if any(_same_state(state, want_state) and _same_losses(losses, want_losses)
-           for want_state, want_losses in expected.values()):
+def run_loop(student, seed: int, probe: LoopProbe = LOOP) -> tuple[dict, dict, list]:
+    """The student's ``train_autoencoder`` on this run's probe (the child task
+    ``run_train_autoencoder``): ``(its report {"losses", "state", "training", "moved"}, the initial
+    state, the batches)``. Raises Mismatch when the losses are not one float per epoch."""
+    from autograder.checks.expectations import Mismatch
+
+    initial, batches = loop_probe(seed, probe)
+    out = student.task("run_train_autoencoder", student.autoencoder, initial, batches, probe.epochs, probe.lr,
+                       timeout=probe.timeout_s)
+    out = out if isinstance(out, dict) else {}
+    problem = losses_problem(out.get("losses"), probe.epochs)
+    if problem:
+        raise Mismatch(problem)
+    return out, initial, batches
+
+
+def _expected(initial: dict, batches: list, probe: LoopProbe, **switches) -> dict:
+    """``{loss: (state, losses)}`` of the kit's loop with MSE and with BCE (either is the contract's),
+    with ``switches`` (:func:`adam_loop`'s, ``lr`` included) where a wrong loop is tried."""
+    settings = {"lr": probe.lr, **switches}
+    return {loss: adam_loop(initial, batches, probe.epochs, loss=loss, **settings) for loss in ("mse", "bce")}
+
+
+def _verdict(same, state, losses, initial: dict, batches: list, probe: LoopProbe):
+    """``(None, None)`` when ``same(state, losses, (kit state, kit losses))`` holds for the kit's
+    Adam loop (MSE or BCE), else ``(text, mistake or None)``: the loop of :data:`LOOP_MISTAKES`
+    for which it holds (one setting, or a record mistake with another: named ``a+b``), computed
+    on the same probe; its settings are added to the text."""
+    expected = _expected(initial, batches, probe)
+    if any(same(state, losses, want) for want in expected.values()):
         return None, None
     text = _loop_text(state, losses, initial, batches, probe, *expected["mse"])
     for ids, switches in _loop_trials():
-        for loss in ("mse", "bce"):
-            settings = {"lr": probe.lr, **switches}
-            want_state, want_losses = adam_loop(initial, batches, probe.epochs, loss=loss, **settings)
-            if _same_state(state, want_state) and _same_losses(losses, want_losses):
-                shown = ", ".join(f"{k}={v!r}" for k, v in switches.items())
-                text += "\n" + _("The grader's loop gives exactly your parameters and losses with {settings}.").format(
-                    settings=shown)
-                return text, _named(ids)
+        if any(same(state, losses, want) for want in _expected(initial, batches, probe, **switches).values()):
+            shown = ", ".join(f"{k}={v!r}" for k, v in switches.items())
+            text += "\n" + _("The grader's loop gives exactly your parameters and losses with {settings}.").format(
+                settings=shown)
+            return text, _named(ids)
     return text, None
+
+
+def parameters_verdict(state, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
+    """``(None, None)`` when the parameters after the student's loop are the kit's Adam loop's
+    (MSE or BCE: Adam on the reconstruction loss, ``zero_grad`` and ``step`` for every batch), else
+    ``(student-facing text, catalog mistake or None)``."""
+    return _verdict(lambda got, _losses, want: _same_state(got, want[0]), state, losses, initial, batches, probe)
+
+
+def losses_verdict(state, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
+    """``(None, None)`` when the returned losses are each epoch's mean batch loss of the kit's Adam
+    loop (MSE or BCE), else ``(student-facing text, catalog mistake or None)``."""
+    return _verdict(lambda _state, got, want: _same_losses(got, want[1]), state, losses, initial, batches, probe)
+
+
+def loop_verdict(state: dict, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
+    """``(None, None)`` when both the parameters and the losses are the kit's Adam loop's, else the
+    first failing verdict of :func:`parameters_verdict` and :func:`losses_verdict`."""
+    for verdict in (parameters_verdict, losses_verdict):
+        text, mistake = verdict(state, losses, initial, batches, probe)
+        if text is not None:
+            return text, mistake
+    return None, None
+
+
+def mode_verdict(out: dict, initial: dict) -> str | None:
+    """Why the loop does not leave the probe model as the contract says (in training mode, moved
+    to ``device``), or None. Only a loop that trained something counts (its parameters changed):
+    one that does nothing leaves the model as it was and earns nothing here."""
+    state = out.get("state")
+    if not _changed(state, initial):
+        return _("train_autoencoder did not change the model's parameters, so it trained nothing; a loop "
+                 "earns this test by training the model and leaving it in training mode on the device")
+    problems = []
+    if out.get("training") is not True:
+        problems.append(_("the model is left in evaluation mode: call model.train() before the loop "
+                          "(and do not switch it to eval afterwards)"))
+    if out.get("moved") is not True:
+        problems.append(_("the model is never moved to the device: call model.to(device) before the loop"))
+    return "; ".join(problems) or None
+
+
+def _changed(state, initial: dict) -> bool:
+    """Whether some parameter of ``state`` differs from ``initial`` (same name and shape)."""
+    return isinstance(state, dict) and any(
+        isinstance(state.get(k), torch.Tensor) and state[k].shape == v.shape and not torch.equal(state[k], v)
+        for k, v in initial.items())
 
 
 def _loop_trials():
@@ -165,15 +234,19 @@ def _named(ids):
     parts = [named_mistake(i) for i in ids]
     if any(part is None for part in parts):
         return None
-    return parts[0] if len(parts) == 1 else matching.Combined(tuple(parts))
+    if len(parts) == 1:
+        return parts[0]
+    try:   # instructor-only: the student edition ships no catalog, and names the first of the two
+        from autograder.mistakes.catalog import Combined
+    except ImportError:
+        return parts[0]
+    return Combined(tuple(parts))
 
 
 def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe, want_state: dict,
                want_losses: list) -> str:
-    """The loop test's account, given the kit's loop's result (``want_state``, ``want_losses``: MSE)."""
-    changed = isinstance(state, dict) and any(
-        isinstance(state.get(k), torch.Tensor) and state[k].shape == v.shape and not torch.equal(state[k], v)
-        for k, v in initial.items())
+    """The loop tests' account, given the kit's loop's result (``want_state``, ``want_losses``: MSE)."""
+    changed = _changed(state, initial)
     return _("What was measured: the grader gave train_autoencoder a small model of its own and {b} fixed "
              "batches of {n} images for {e} epochs at lr={lr}, and ran the same loop itself (Adam over "
              "model.parameters(); for every batch: forward, the loss against the images, zero_grad, backward, "

@@ -59,15 +59,22 @@ def _function(original, api: str):
 
 
 def install(submission: str) -> None:
-    """Wrap the forbidden functions of ``torch.nn.functional`` and the ``__init__`` and ``forward`` of
-    the forbidden ``torch.nn`` classes; uses from files under ``submission`` are recorded. Once per
-    process (a second call only updates the folder)."""
+    """Record the uses of the forbidden functions and classes from files under ``submission``
+    (:func:`wrap` first, where the process has not done it yet)."""
     global _folders
+    real = os.path.realpath(submission)
+    _folders = tuple({os.path.join(real, ""), os.path.join(os.path.abspath(submission), "")})
+    wrap()
+
+
+def wrap() -> None:
+    """Wrap the forbidden functions of ``torch.nn.functional`` and the ``__init__`` and ``forward`` of
+    the forbidden ``torch.nn`` classes, once per process (a wrapped one is left as it is). The
+    zygote calls it before it takes the module state every child puts back
+    (:mod:`.snapshot`), so the wrappers are part of that state, not a change a child made."""
     import torch.nn as nn
     import torch.nn.functional as F
 
-    real = os.path.realpath(submission)
-    _folders = tuple({os.path.join(real, ""), os.path.join(os.path.abspath(submission), "")})
     for name in FUNCTIONS:
         original = getattr(F, name, None)
         if original is not None and not getattr(original, "__tkit_forbidden__", False):

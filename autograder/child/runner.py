@@ -166,9 +166,10 @@ class Server:
             origin = getattr(sys.modules[name], "__file__", None)
             if isinstance(origin, str) and origin.startswith(folders):
                 del sys.modules[name]
+        left = state.leftovers(self.start_state)   # first: the restore refills the containers it counts
         failed = state.restore(self.start_state, deep=True)
         _empty_folder(self.start_state.values.get("working directory", "."))
-        return {"left": failed + state.leftovers(self.start_state)}
+        return {"left": failed + left}
 
     def error_record(self, exc: BaseException, op: str | None, module: str | None) -> dict:
         rec = {
@@ -338,6 +339,7 @@ def import_trusted() -> None:
         import numpy.random  # noqa: F401
     from . import graph_training, graphs  # noqa: F401  (the training checks' tasks; nothing is importable later)
     from . import component_calls, components, proxies  # noqa: F401  (the served components' operator, before the snapshot)
+    forbidden.wrap()   # the forbidden APIs' wrappers, before the snapshot
     from . import syscalls
 
     syscalls.prepare()
@@ -367,12 +369,12 @@ def serve(in_fd: int, out_fd: int, submission: str, info: dict | None = None) ->
     sys.path[:] = [p for p in sys.path if p and "_tkit_runtime" not in p]
     sys.path.insert(0, submission)
     sys.dont_write_bytecode = True
-    forbidden.install(submission)   # before the Server's snapshot of the process state
-    server = Server(submission, info)
+    forbidden.install(submission)   # the folder whose uses count (the wrappers are in place since import_trusted)
     inbox = bytearray()
     from . import components
 
     components.connect(in_fd, out_fd, inbox)   # a served component's callbacks use the same pipes
+    server = Server(submission, info)          # after: the connection is part of the state put back
     while True:
         try:
             req, tensors = wire.read_message(in_fd, inbox)

@@ -6,11 +6,13 @@ precision", ``torch.set_grad_enabled(False)`` from a notebook) or monkeypatch to
 
 - every ``reset`` (before each test) puts back the items of :data:`ITEMS` (~30 us), so that no
   test depends on what an earlier test's code did to them;
-- ``fresh`` (before the first test of another exercise) also puts back the attributes of
-  :data:`NAMESPACES` and :data:`CLASSES` and the ``sys.modules`` entries of the snapshot
-  (:func:`restore` with ``deep=True``, ~1 ms), after :mod:`.runner` dropped the student's
-  modules, and :func:`leftovers` names what it cannot undo (a thread, a process, inference
-  mode, a torch mode or operator registration): the parent then replaces the child.
+- ``fresh`` (before the first test of another exercise) also puts back the whole module state
+  (every module's, class's and function's attributes, every container they hold:
+  :mod:`.snapshot`, ~15 ms) and the ``sys.modules`` entries of the snapshot (:func:`restore`
+  with ``deep=True``), after :mod:`.runner` dropped the student's modules, and :func:`leftovers`
+  names what it cannot undo (a thread, a process, inference mode, a torch mode or operator
+  registration, a lowered resource limit, an audit hook, registries changed while a module was
+  imported): the parent then replaces the child.
 
 Each item of :data:`ITEMS` is ``(name, get, set)``; why each matters is in ``docs/DESIGN.md``
 (per-test state). Standard library and torch only: this module runs in the child.
@@ -21,9 +23,12 @@ from __future__ import annotations
 import _signal
 import gc
 import os
+import resource
 import signal
 import sys
 import warnings
+
+from . import snapshot
 
 
 def _torch():
@@ -212,27 +217,23 @@ ITEMS = (
 # put back without comparing: a pending timer is not read, and reading flush-denormal costs a tensor op
 ALWAYS = ("signal handlers and timers", "flush denormal")
 
-# modules and classes whose attributes a student might monkeypatch (F.softmax = ...): put back by the
-# deep restore of ``fresh``, before another exercise's tests. Names, looked up at capture.
-NAMESPACES = ("builtins", "math", "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg",
-              "torch.special", "torch.fft", "torch.autograd", "torch.optim", "torch.utils.data")
-CLASSES = ("torch.Tensor", "torch.nn.Module", "torch.nn.Parameter", "torch.optim.Optimizer")
-
-
 class Snapshot:
-    """What :func:`capture` saw: each item's value, and (for a deep restore) the namespaces'
-    attributes, ``sys.modules`` and the counts :func:`leftovers` compares."""
+    """What :func:`capture` saw: each item's value, and (for a deep restore) the module state
+    (:class:`.snapshot.ModuleState`), ``sys.modules``, the counts :func:`leftovers` compares and the
+    process's marks (:func:`process_marks`)."""
 
     def __init__(self):
         self.values: dict[str, object] = {}
-        self.namespaces: list[tuple[object, dict]] = []
+        self.module_state: snapshot.ModuleState | None = None
         self.modules: dict = {}
         self.counts: dict[str, int] = {}
+        self.marks: dict = {}
 
 
 def capture(deep: bool = True) -> Snapshot:
     """The current state (call before any student code runs); ``deep``: also what a deep
-    :func:`restore` needs (~5 ms: a copy of every namespace's attributes)."""
+    :func:`restore` needs (the module state: the zygote's walk re-based here, ~15 ms, or a walk of
+    its own, ~90 ms)."""
     snap = Snapshot()
     for name, get, _ in ITEMS:
         try:
@@ -243,25 +244,15 @@ def capture(deep: bool = True) -> Snapshot:
         return snap
     snap.counts = _counts()
     snap.modules = dict(sys.modules)
-    for name in NAMESPACES:
-        if name in sys.modules:
-            snap.namespaces.append((sys.modules[name], dict(vars(sys.modules[name]))))
-    for path in CLASSES:
-        owner, _, attr = path.rpartition(".")
-        cls = getattr(sys.modules.get(owner), attr, None)
-        if isinstance(cls, type):
-            snap.namespaces.append((cls, dict(vars(cls))))
-    nn = sys.modules.get("torch.nn")
-    if nn is not None:  # every layer class of torch.nn (Linear.forward = ...)
-        for value in list(vars(nn).values()):
-            if isinstance(value, type) and value.__module__.startswith("torch.nn.modules"):
-                snap.namespaces.append((value, dict(vars(value))))
+    snap.module_state = snapshot.for_this_child()
+    snap.marks = process_marks()
     return snap
 
 
 def restore(snap: Snapshot, deep: bool = False) -> list[str]:
-    """Put back every item of ``snap`` (and with ``deep``, the namespaces' attributes and the
-    ``sys.modules`` entries that existed then); returns the names of the items that failed."""
+    """Put back every item of ``snap`` (and with ``deep``, the whole module state and the
+    ``sys.modules`` entries that existed then: :func:`.snapshot.put_back`); returns the names of
+    the items that failed and what the module state's restore cannot vouch for."""
     failed = []
     for name, get, put in ITEMS:
         if name in snap.values:
@@ -272,11 +263,12 @@ def restore(snap: Snapshot, deep: bool = False) -> list[str]:
             except Exception:
                 failed.append(name)
     if deep and snap.modules:
-        _restore_namespaces(snap)
         if not snap.modules.items() <= sys.modules.items():
             for key, module in snap.modules.items():
                 if sys.modules.get(key) is not module:
                     sys.modules[key] = module
+        if snap.module_state is not None:
+            failed += snapshot.put_back(snap.module_state)
     return failed
 
 
@@ -295,12 +287,28 @@ def _counts() -> dict[str, int]:
             "inference mode": int(torch.is_inference_mode_enabled())}
 
 
+def process_marks() -> dict:
+    """What a module can change and no restore can undo: the resource limits (a hard limit cannot
+    be raised again) and the audit hooks added since :func:`.snapshot.watch_audit_hooks`."""
+    limits = {}
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                limits[name] = resource.getrlimit(getattr(resource, name))
+            except (ValueError, OSError):
+                pass
+    return {"resource limits": limits, "audit hooks": dict(snapshot.AUDITED)}
+
+
 def leftovers(snap: Snapshot) -> list[str]:
     """What a restore cannot undo and the process now has more of than at :func:`capture`
     (threads still running, torch modes entered, operators registered, inference mode on,
-    child processes alive): the names, empty when none."""
+    child processes alive) or has other than then (resource limits, audit hooks): the names,
+    empty when none."""
     now = _counts()
     left = [name for name, count in snap.counts.items() if now.get(name, 0) > count]
+    marks = process_marks()
+    left += [name for name, value in snap.marks.items() if marks.get(name) != value]
     try:
         while True:  # reap what has exited; a child still running is left over
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -312,27 +320,3 @@ def leftovers(snap: Snapshot) -> list[str]:
     return left
 
 
-def _restore_namespaces(snap: Snapshot) -> None:
-    """Attributes that were there at capture and changed or went, put back; new attributes
-    that are not modules (a submodule imported since is bound to its package) removed."""
-    for owner, saved in snap.namespaces:
-        current = vars(owner)
-        try:
-            if current == saved:  # identity first: C speed while nothing changed
-                continue
-        except Exception:  # a value whose == raises (a tensor)
-            pass
-        for key in [k for k in current if k not in saved and not isinstance(current[k], type(sys))]:
-            try:
-                delattr(owner, key)
-            except (AttributeError, TypeError):
-                pass
-        for key, value in saved.items():
-            if current.get(key, _MISSING) is not value:
-                try:
-                    setattr(owner, key, value)
-                except (AttributeError, TypeError):
-                    pass
-
-
-_MISSING = object()

@@ -164,33 +164,67 @@ def train_transformer_graph(captured: dict, src, tgt, held_src, vocab: int, step
 
 
 @task
-def run_train_autoencoder(module, model_state: dict, batches: list, epochs: int, lr: float):
-    """Call the student's ``module.train_autoencoder(model, loader, epochs=epochs, lr=lr)`` on the
-    kit's small probe model (:func:`probe_autoencoder`) loaded with ``model_state`` and a
+def module_state_differences():
+    """What the child's module state differs in from its snapshot (:func:`.snapshot.unexplained`);
+    [] in a new child."""
+    from . import snapshot
+
+    return snapshot.unexplained()
+
+
+@task
+def run_train_autoencoder(module, model_state: dict, batches: list, epochs: int, lr: float, device: str = "cpu"):
+    """Call the student's ``module.train_autoencoder(model, loader, epochs=epochs, lr=lr, device=device)``
+    on the kit's small probe model (:func:`probe_autoencoder`) loaded with ``model_state`` and a
     ``DataLoader`` serving ``batches`` (a list of image tensors, in order, labels zero).
-    Returns ``{"losses": what it returned, "state": the model's state_dict after}``: the parent
-    compares both with its own Adam loop (``test_train_autoencoder_follows_adam``)."""
+    Returns ``{"losses": what it returned, "state": the model's state_dict after, "training": the
+    model's mode after, "moved": whether it was moved to ``device`` (``.to``, ``.cpu()`` or
+    ``.cuda()``)}``: the parent compares them with its own Adam loop
+    (:mod:`autograder.checks.training_loop`)."""
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
     model = probe_autoencoder(int(batches[0][0].numel()))
     model.load_state_dict(model_state)
+    model.eval()   # the loop must put it in training mode itself
     images = torch.cat(list(batches))
     loader = DataLoader(TensorDataset(images, torch.zeros(images.shape[0], dtype=torch.long)),
                         batch_size=int(batches[0].shape[0]), shuffle=False)
-    losses = module.train_autoencoder(model, loader, epochs=epochs, lr=lr)
-    return {"losses": losses, "state": _plain_state(model)}
+    losses = module.train_autoencoder(model, loader, epochs=epochs, lr=lr, device=device)
+    return {"losses": losses, "state": _plain_state(model), "training": bool(model.training),
+            "moved": str(torch.device(device)) in model.tkit_moved_to}
 
 
 def probe_autoencoder(pixels: int = 784, width: int = 8):
     """The kit's probe model for ``train_autoencoder``'s function test: flatten, ``Linear(pixels,
-    width)``, ReLU, ``Linear(width, pixels)``, sigmoid, back to ``[B, 1, 28, 28]``."""
+    width)``, ReLU, ``Linear(width, pixels)``, sigmoid, back to ``[B, 1, 28, 28]``. It notes in
+    ``tkit_moved_to`` each device it is moved to (``.to(device)``, ``.cpu()``, ``.cuda()``)."""
     import torch
     from torch import nn
 
+    class ProbeModel(nn.Sequential):
+        def to(self, *args, **kwargs):
+            for value in (*args, kwargs.get("device")):
+                if isinstance(value, (str, torch.device)):
+                    try:
+                        self.tkit_moved_to.append(str(torch.device(value)))
+                    except (RuntimeError, TypeError):
+                        pass
+            return super().to(*args, **kwargs)
+
+        def cpu(self):
+            self.tkit_moved_to.append("cpu")
+            return super().cpu()
+
+        def cuda(self, device=None):
+            self.tkit_moved_to.append(str(torch.device("cuda" if device is None else device)))
+            return super().cuda(device)
+
     side = int(round(pixels ** 0.5))
-    return nn.Sequential(nn.Flatten(), nn.Linear(pixels, width), nn.ReLU(), nn.Linear(width, pixels),
-                         nn.Sigmoid(), nn.Unflatten(1, (1, side, side))).to(torch.float32)
+    model = ProbeModel(nn.Flatten(), nn.Linear(pixels, width), nn.ReLU(), nn.Linear(width, pixels),
+                       nn.Sigmoid(), nn.Unflatten(1, (1, side, side)))
+    model.tkit_moved_to = []
+    return model
 
 
 def _plain_state(model) -> dict:

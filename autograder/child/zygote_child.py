@@ -41,7 +41,7 @@ import struct
 import sys
 import traceback
 
-from . import channels, hugepages, jail, runner, syscalls, tasks, wire  # noqa: F401  (imported here so children never load them)
+from . import channels, hugepages, jail, runner, snapshot, syscalls, tasks, wire  # noqa: F401  (imported here so children never load them)
 
 STATUS_START = struct.Struct("<ii")  # child pid (in the zygote's PID namespace), child uid
 STATUS_EXIT = struct.Struct("<i")     # exit code, negative for a signal
@@ -56,6 +56,7 @@ def main(argv: list[str]) -> None:
     runner.import_trusted()
     import torch
 
+    snapshot.prepare()   # the module state every child re-bases instead of walking it again
     gc.freeze()  # torch's objects are never collected: a child's full collection neither scans nor copies them
     for sock in socks:
         sock.send(json.dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}).encode())
@@ -112,7 +113,9 @@ def _serve_one(sock: socket.socket, socks: list[socket.socket]) -> int | None:
     if spec.get("preload"):
         # what every optimizer would import in each training child, imported here once (on the
         # first training child), not at start: a batch without training never pays it (~1.3 s)
-        tasks.preload()
+        if "torch._dynamo" not in sys.modules:
+            tasks.preload()
+            snapshot.prepare()
         gc.freeze()
     sys.stdout.flush()
     sys.stderr.flush()

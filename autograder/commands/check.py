@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import click
 
 from autograder.commands.options import data_dir_option, grading_options, lang_option, seed_option, use_data_dir
+
+ERROR_LOG = "tkit-check-grader-errors.log"   # in the temporary folder: a kit error's details
 
 
 @click.command(name="check")
@@ -38,18 +41,23 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     from autograder.intake import submission
     from autograder.run import grading
     from autograder.reports.console import print_results
+    from autograder.results import grader_errors
 
     use_data_dir(data_dir)
     path = path or default_path(paths)
     refuse_empty(path, submission)
     click.echo(i18n._("Checking {path}").format(path=path))
+    error_log = Path(tempfile.gettempdir()) / ERROR_LOG   # a kit error's traceback: never on the screen
     try:
-        results = grading.grade_submission(path, options.replace(pictures=bool(html_path)))
+        results = grading.grade_submission(path, options.replace(pictures=bool(html_path), error_log=error_log))
     except submission.SubmissionFormatError as exc:
         raise click.ClickException(str(exc)) from None
     for note in results.warnings or []:
         click.echo(i18n._("warning: {note}").format(note=note))
     print_results(results, verbose=verbose)
+    if any(t.not_graded == grader_errors.NOT_GRADED_REASON for t in results.tests):
+        click.echo(i18n._("The kit itself failed on a test; the details are in {path} (for whoever maintains "
+                          "the kit, not a mistake in your code).").format(path=error_log))
     if html_path:
         from autograder.reports import render
         from autograder.intake.textfiles import write_text_atomic

@@ -111,7 +111,7 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
             click.echo(f"{shown(sid):<24} " + _("error: {message}").format(message=shown(results)))
             return
         click.echo(f"{shown(sid):<24} {recorded.score:>6g} / {recorded.max_score or 0:g}   "
-                   f"({recorded.execution_time or 0:.1f} s)")
+                   f"({recorded.total_time or 0:.1f} s)")
 
     interrupted = None
     try:

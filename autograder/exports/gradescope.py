@@ -162,7 +162,21 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
     results.submission = "submission"
     data = results.to_gradescope()
     write_json_atomic(results_path, data)
+    _print_withheld(results)
     return data
+
+
+def _print_withheld(results) -> None:
+    """What the hidden tests withhold from the student (:mod:`autograder.results.withheld`), as
+    JSON on stdout: Gradescope shows the autograder's output to instructors only (results.json
+    sets ``stdout_visibility`` to hidden)."""
+    import json
+
+    from autograder.results import withheld
+
+    record = withheld.instructor_record(results)
+    if record is not None:
+        click.echo("instructor only, withheld from the student: " + json.dumps(record, ensure_ascii=False))
 
 
 @click.command()

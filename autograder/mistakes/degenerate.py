@@ -2,7 +2,7 @@
 
 A constant output, zeros of the right shape, the identity, a model that ignores its context (the
 keys, the earlier tokens, the source), uniform attention, a positional encoding that adds nothing,
-an AutoEncoder whose ``decode`` returns a constant grey image. Such code satisfies many property
+an AutoEncoder whose ``decode`` returns a constant grey image and whose loop trains nothing. Such code satisfies many property
 tests vacuously (a model that ignores earlier tokens is causal), so ``tkit validate`` grades each
 one as a submission, beside the catalog's mutants, and fails when one earns more than
 :data:`MAX_SHARE` of its exercise (:func:`autograder.validate.check_degenerate`).
@@ -166,12 +166,21 @@ def apply_rope(x, positions=None, base=10000.0):
         raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
     return x.clone()
 """),
-    Degenerate("autoencoder_constant_decode", "autoencoder", "decode returns a constant grey image", """
+    # the exercise is the model and its training loop: a submission that does nothing useful has
+    # neither (a right loop alone earns its own share, 20 %: see test_autoencoder.py)
+    Degenerate("autoencoder_constant_decode", "autoencoder",
+               "decode returns a constant grey image and train_autoencoder trains nothing", """
 def _decode(self, z):
     if z.dim() != 2 or z.shape[1] != self.latent_dim:
         raise ValueError(f"z must have shape [B, latent_dim] with latent_dim={self.latent_dim}, got z.shape={tuple(z.shape)}")
     return torch.full((z.shape[0], 1, 28, 28), 0.5, dtype=z.dtype, device=z.device) + 0.0 * z.sum()
 ConvAutoEncoder.decode = _decode
+
+
+def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
+    model.to(device)
+    model.train()
+    return [0.1 / (epoch + 1) for epoch in range(epochs)]
 """),
 )
 

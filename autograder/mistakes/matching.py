@@ -4,7 +4,8 @@
 makes two mistakes in the same file (a swapped sin/cos *and* positions counted from 1); no
 single mutant reproduces that output, yet both are known. :func:`pair_trials` lists the pairs
 of an exercise's own mutants whose patches apply together, for ``identify`` to try last; a
-match is named by :class:`Combined`, which carries both ids (``"a+b"``) and both hints.
+match is named by :class:`autograder.mistakes.catalog.Combined`, which carries both ids
+(``"a+b"``) and both hints.
 
 Precision first: a pair is named only when its output matches the student's within the
 test's tolerance, exactly as a single mutant must; pairs whose patches collide cannot be built
@@ -15,49 +16,13 @@ mistakes).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Callable
 
-from autograder.i18n import _
 from autograder.mistakes.comparison import compare, distance
 
 # More own mutants than this and the pairs are not tried (their number grows quadratically).
 MAX_PAIRED_MUTANTS = 20
-
-
-@dataclass(frozen=True)
-class Combined:
-    """Two catalog mistakes found together, named ``"<first id>+<second id>"``.
-
-    Offers what :class:`autograder.checks.expectations.Mismatch` and the plugin read from a mutant:
-    ``id``, ``exercise``, ``convention`` (True only when both parts are conventions) and
-    :meth:`hint`, the two hints joined.
-    """
-
-    parts: tuple
-
-    @property
-    def id(self) -> str:
-        return "+".join(part.id for part in self.parts)
-
-    @property
-    def exercise(self) -> str:
-        return self.parts[0].exercise
-
-    @property
-    def convention(self) -> bool:
-        return all(part.convention for part in self.parts)
-
-    def impl(self):
-        """The reference with both mistakes applied (see :func:`autograder.mistakes.catalog.combined_impl`)."""
-        from autograder.mistakes import catalog  # instructor-only (no catalog in the student edition)
-
-        return catalog.combined_impl(self.parts)
-
-    def hint(self) -> str:
-        """Both hints in the current language, joined ("; and " in English)."""
-        return _("; and ").join(part.hint() for part in self.parts)
 
 
 def _family(mutant) -> str | None:
@@ -65,15 +30,17 @@ def _family(mutant) -> str | None:
     return next((tag[7:] for tag in getattr(mutant, "tags", ()) if tag.startswith("family:")), None)
 
 
-def pair_trials(own) -> list[tuple[Combined, tuple]]:
+def pair_trials(own) -> list[tuple]:
     """``(name, mutants to apply)`` for every pair of ``own`` (an exercise's mutants, in catalog
-    order), conventions not paired with each other, nor two variants of one family (one site, one
+    order; the name a :class:`autograder.mistakes.catalog.Combined`), conventions not paired with each other, nor two variants of one family (one site, one
     choice: :func:`autograder.mistakes.catalog.generated`); empty when ``own`` has more than
     :data:`MAX_PAIRED_MUTANTS` hand-written entries (a family's variants do not count). Pairs whose
     patches collide fail to build (:class:`autograder.mistakes.catalog.CatalogError`) and are
     skipped by ``identify``."""
     if sum(_family(m) is None for m in own) > MAX_PAIRED_MUTANTS:
         return []
+    from autograder.mistakes.catalog import Combined   # instructor-only (no catalog in the student edition)
+
     trials = []
     for first, second in combinations(own, 2):
         if first.convention and second.convention:

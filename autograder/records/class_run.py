@@ -3,8 +3,9 @@ and summary.html.
 
 :class:`ClassRecords` hooks into :func:`autograder.run.batch.grade_many`'s ``on_result``
 callback: each finished submission's :class:`~autograder.results.model.Results` (pictures' data
-included) is turned into its results.json data once, here, written to ``results.json``, recorded in
-the gradebook (one transaction, under its real id) and rendered to ``feedback.html`` and
+included) is written to ``results.json`` (what a student may see), recorded in the gradebook in
+its instructor form (one transaction, under its real id; what hidden tests withhold included, and
+also written to ``OUT/instructor/<safe id>/hidden.json``) and rendered to ``feedback.html`` and
 ``feedback.md``, all in ``OUT/submissions/<safe id>/`` (:func:`autograder.intake.untrusted.submission_dir`: student ids are data,
 never paths beside the class files); :meth:`ClassRecords.finish`
 writes ``grades.csv`` and ``summary.html`` for every submission in the gradebook, from the
@@ -16,10 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.intake.textfiles import write_json_atomic, write_text_atomic
-from autograder.intake.untrusted import report_href, submission_dir
+from autograder.intake.untrusted import report_href, safe_id, submission_dir
 from autograder.records import gradebook
 from autograder.reports import render
+from autograder.results import withheld
 from autograder.results.model import Results, error_results
+
+INSTRUCTOR_FOLDER = "instructor"   # OUT/instructor/<safe id>/hidden.json: never handed to students
 
 
 class ClassRecords:
@@ -63,7 +67,7 @@ class ClassRecords:
     def on_result(self, student_id: str, path: Path, results: Results | Exception) -> Results:
         """Record one finished submission (its :class:`Results`, or the exception that stopped
         its grading: then the error, 0 points): ``results.json`` written, the gradebook row, the
-        feedback. The results.json data is made once and serves both. Returns the results recorded.
+        feedback. Returns the results recorded.
 
         Raises:
             TypeError: ``results`` is neither (a dict of results.json is not taken: the one
@@ -74,13 +78,23 @@ class ClassRecords:
         if not isinstance(results, Results):
             raise TypeError(f"on_result takes Results or an exception, got {type(results).__name__}")
         folder = self.student_folder(student_id)
-        data = results.to_gradescope()
-        write_json_atomic(folder / "results.json", data)
+        write_json_atomic(folder / "results.json", results.to_gradescope())
+        data = results.to_gradescope(instructor=True)
+        self.write_withheld(student_id, results)
         content = self.hashes.get(student_id) or gradebook.content_hash(path)
         self.book.record(student_id, results, content_hash=content, options=self.options_key, data=data)
         self.recorded[student_id] = results
         render.write_feedback(results, folder, student=student_id, lang=self.lang)
         return results
+
+    def write_withheld(self, student_id: str, results: Results) -> None:
+        """``OUT/instructor/<safe id>/hidden.json``: what the student's hidden tests withhold from
+        their records (:func:`autograder.results.withheld.instructor_record`); outside
+        ``OUT/submissions/``, which may be handed to students. Nothing when nothing is withheld."""
+        record = withheld.instructor_record(results)
+        if record is not None:
+            write_json_atomic(self.out_dir / INSTRUCTOR_FOLDER / safe_id(student_id) / "hidden.json",
+                              {"student": student_id, **record})
 
     def finish(self) -> tuple[Path, Path]:
         """Write ``grades.csv`` and ``summary.html`` into ``out_dir`` for the whole gradebook:

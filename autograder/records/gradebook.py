@@ -16,7 +16,9 @@ Tables::
 
 ``tests.signature`` is a failing test's wrong-output fingerprint (instructor-side behaviour
 evidence, :mod:`autograder.similarity.behaviour`; never in ``results_json``); a gradebook of an
-earlier kit gets the column, empty, when opened.
+earlier kit gets the column, empty, when opened. ``results_json`` is the instructor's form
+(``Results.to_gradescope(instructor=True)``: what hidden tests withhold from the student
+included), and the ``tests`` rows hold a hidden test's own mistake, failure and duration.
 """
 
 from __future__ import annotations
@@ -191,17 +193,17 @@ class Gradebook:
                data: dict | None = None) -> None:
         """Store one submission's results (replacing an earlier grading) in one transaction.
         ``results`` may carry ``error`` (a submission that could not be graded). ``data``: its
-        results.json dict when the caller has made it already (``results.to_gradescope()``
-        otherwise). Raises TypeError when ``results`` is not :class:`~autograder.results.model.Results`."""
+        instructor-side results dict when the caller has made it already
+        (``results.to_gradescope(instructor=True)`` otherwise). Raises TypeError when ``results`` is not :class:`~autograder.results.model.Results`."""
         if not isinstance(results, Results):
             raise TypeError(f"record takes Results, got {type(results).__name__}")
-        data = results.to_gradescope() if data is None else data
+        data = results.to_gradescope(instructor=True) if data is None else data
         row = {
             "student_id": student_id, "content_hash": content_hash,
             "kit_version": results.kit_version or __version__, "options": options,
             "seed": results.seed, "score": results.score,
             "max_score": float(results.max_score or 0.0),
-            "execution_time": results.execution_time, "graded_at": time.time(),
+            "execution_time": results.total_time, "graded_at": time.time(),
             "error": results.error or "",
             "results_json": json.dumps(data, ensure_ascii=False),
         }
@@ -290,8 +292,9 @@ def _test_row(student_id: str, test: TestResult) -> dict:
     return {"student_id": student_id, "nodeid": test.nodeid or test.name,
             "exercise": test.exercise, "name": test.name, "visibility": test.visibility or "",
             "status": test.status, "score": test.score,
-            "max_score": test.max_score, "mistake": test.mistake,
-            "failure": test.failure, "duration": test.duration, "signature": test.signature}
+            "max_score": test.max_score, "mistake": test.instructor_mistake,
+            "failure": (test.withheld or {}).get("failure", test.failure),
+            "duration": (test.withheld or {}).get("duration", test.duration), "signature": test.signature}
 
 
 def run_seeds(sources: list[Path], out: Path) -> dict[str, str]:

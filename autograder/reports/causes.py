@@ -37,6 +37,7 @@ FAILURE_HINTS = {
     "time_limit": N_("the time limit for the whole submission was reached"),
     "system_exit": N_("your code exited the process"),
     "encode_error": N_("your code returned a value the grader cannot receive"),
+    "bad_return": N_("your code returned a value of the wrong kind"),
     "protocol": N_("your code disturbed the grader's process"),
     "gave_up": N_("the grader skipped the remaining tests after your code crashed or timed out repeatedly"),
     "names": N_("the module's parameters do not match the exercise's names or structure"),
@@ -51,7 +52,7 @@ def hint(kind: str) -> str:
 
 
 # the failure kinds (SubmissionError kinds) that one message explains for many tests
-KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names", "forbidden")
+KINDS = ("syntax_error", "missing_file", "timeout", "not_implemented", "names", "forbidden", "bad_return")
 
 
 def _first_line(text: str | None) -> str:

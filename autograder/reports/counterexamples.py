@@ -1,22 +1,21 @@
 """Public counterexamples of hidden failures (presentation only, no torch).
 
-A hidden test shows a student only its name, status, points and a hint. When it failed naming
-a catalog mistake M (``TestResult.mistake``) and a *public* test of the same grading failed
-naming the same M, the feedback links the two: beside the hidden test it shows that public
-test's name and exercise and the first line of its output, the call on public inputs with the
-student's value and the expected one at the first difference (the public formula's value).
-The mistake's name and hint are the hidden test's own mistake line. Public tests of the hidden
-test's exercise come first, then those of other exercises (a composite's hidden test that names
-a component's mistake links to that component's public test) in report order.
+A hidden test shows a student only its name, status, points and public evidence of its exercise
+(:mod:`autograder.results.withheld` seals it: the mistake it shows, ``TestResult.mistake``, is one
+its exercise's public tests named or its kit-fixed probes reproduced, never one its own hidden
+inputs showed). When a *public* test of the same grading failed naming that mistake M, the
+feedback links the two: beside the hidden test it shows that public test's name and exercise and
+the first line of its output, the call on public inputs with the student's value and the expected
+one at the first difference (the public formula's value). Public tests of the hidden test's
+exercise come first, then those of other exercises, in report order.
 
 Sound by construction: every character of a counterexample comes from the ``output`` of a
-visible (public) test that is itself shown on the same page; nothing of the hidden test's
-``output`` is read. Public tests run in their own child, which never receives a hidden input
-(docs/DESIGN.md, the trust boundary), so the values cannot depend on hidden inputs either.
-A counterexample already shown for an earlier hidden test is named again without its line.
-A hidden mistake that no public test of the grading named gets the counterexample computed on a
-kit-fixed public input after the hidden tests (:func:`fresh`, from
-:mod:`autograder.run.counterexample_run`), when there is one.
+visible (public) test that is itself shown on the same page, or from a probe's line computed in a
+fresh child after the hidden tests (:func:`fresh`, from :mod:`autograder.run.counterexample_run`);
+nothing of the hidden test's own computation is read. Public tests run in their own child, which
+never receives a hidden input (docs/DESIGN.md, the trust boundary), so the values cannot depend
+on hidden inputs either. A counterexample already shown for an earlier hidden test is named again
+without its line.
 """
 
 from __future__ import annotations
@@ -61,9 +60,9 @@ def for_test(test: TestResult, examples: dict[str, list[TestResult]]) -> dict | 
     """``{"test", "exercise", "line"}``: the public counterexample of the hidden failure
     ``test`` (a public test of its exercise first), or None (not hidden, passed, no named
     mistake, or no public test named it)."""
-    if not test.hidden or test.passed or not test.mistake or not_graded.reason(test):
+    if not test.hidden or test.passed or not_graded.reason(test):
         return None
-    found = examples.get(test.mistake) or []
+    found = examples.get(test.mistake) or [] if test.mistake else []
     if not found:
         return fresh(test)
     same = [t for t in found if t.exercise == test.exercise]
@@ -74,8 +73,9 @@ def for_test(test: TestResult, examples: dict[str, list[TestResult]]) -> dict | 
 def fresh(test: TestResult) -> dict | None:
     """``{"fresh": True, "exercise", "line"}``: the counterexample computed for ``test`` on a
     kit-fixed public input after the hidden tests (``TestResult.counterexample``, set by
-    :mod:`autograder.run.counterexample_run`), or None. Only that record's ``line`` is read,
-    never the hidden test's output; it must be the mistake the test names."""
+    :func:`autograder.results.withheld.seal` from :mod:`autograder.run.counterexample_run`), or
+    None. Only that record's ``line`` is read, never the hidden test's output; it must be of the
+    mistake the test names (None: a difference no catalog mistake explains)."""
     example = test.counterexample if isinstance(test.counterexample, dict) else None
     if not example or example.get("mistake") != test.mistake or not isinstance(example.get("line"), str):
         return None

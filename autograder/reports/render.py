@@ -325,7 +325,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
                  for row in tests.values()]
     order = {name: i for i, name in enumerate(exercises.NAMES)}
     test_rows.sort(key=lambda r: (order.get(r["exercise"], 99), r["rate"]))
-    slowest = sorted(graded.items(), key=lambda kv: -float(kv[1].execution_time or 0))[:SLOWEST]
+    slowest = sorted(graded.items(), key=lambda kv: -float(kv[1].total_time or 0))[:SLOWEST]
     return {
         "lang": language(), "kit_version": __version__, "n": len(class_results), "n_graded": len(graded),
         "errors": errors, "max_score": max_score,
@@ -335,7 +335,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
         "tests": test_rows,
         "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}
                      for mid, n in mistakes.most_common()],
-        "slowest": [{"student": shown(sid), "seconds": float(r.execution_time or 0), "score": r.score}
+        "slowest": [{"student": shown(sid), "seconds": float(r.total_time or 0), "score": r.score}
                     for sid, r in slowest],
         "not_graded": {shown(sid): not_graded.of_results(r) for sid, r in sorted(graded.items())
                        if not_graded.of_results(r)},

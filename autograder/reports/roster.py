@@ -24,11 +24,13 @@ def graded_exercises(class_results: dict[str, Results | dict]) -> list[str]:
 
 
 def named_mistakes(results: Results | dict) -> list[str]:
-    """The distinct mistake ids named on the submission's failing tests, in test order."""
+    """The distinct mistake ids named on the submission's failing tests, in test order (a hidden
+    test's own, withheld from the student: this is the instructor's summary)."""
     found: list[str] = []
     for test in as_results(results).tests:
-        if not test.passed and test.mistake and test.mistake not in found:
-            found.append(test.mistake)
+        mistake = test.instructor_mistake
+        if not test.passed and mistake and mistake not in found:
+            found.append(mistake)
     return found
 
 

@@ -7,6 +7,12 @@ writes it, :meth:`Results.from_json` reads it back (files of earlier kit version
 keys are kept and written back as they were). The kit's own fields live in ``extra_data``
 (:data:`RESULT_EXTRAS`, :data:`TEST_EXTRAS`).
 
+A hidden test's record holds only what may reach a student (:mod:`autograder.results.withheld`
+seals it); what its hidden computation gave (its output, named mistake, duration, ...) is in
+its ``withheld`` field, and the submission's total time in the results' ``withheld``: the
+instructor's side, written only by ``to_gradescope(instructor=True)`` (the gradebook), under
+``extra_data["withheld"]``, never into results.json, the feedback or Gradescope.
+
 Gradescope's schema: ``score``, ``execution_time``, ``output``, ``visibility``,
 ``stdout_visibility``, ``tests[]`` with ``name``, ``score``, ``max_score``, ``status``
 (``passed``/``failed``), ``output``, ``visibility`` (``visible``/``after_published``) and
@@ -30,6 +36,7 @@ VISIBILITY = {"public": "visible", "hidden": HIDDEN}   # the suite folder -> Gra
 # the kit's typed fields in a test's ``extra_data`` (absent when None)
 TEST_EXTRAS = ("nodeid", "duration", "mistake", "convention", "failure", "not_graded",
                "components_at_fault", "failing_components", "figures", "counterexample", "served")
+WITHHELD = "withheld"   # extra_data key of the instructor-only part (to_gradescope(instructor=True) only)
 # the kit's typed fields in the submission's ``extra_data`` (absent when None)
 RESULT_EXTRAS = ("kit_version", "seed", "max_score", "exercises", "submission", "child", "warnings",
                  "not_graded", "figures", "figure_problems", "error")
@@ -59,7 +66,9 @@ class TestResult:
 
     ``signature`` (a wrong output's fingerprint, :func:`autograder.mistakes.comparison.signature`)
     is instructor-side: :meth:`to_gradescope` never writes it (results.json, feedback and
-    Gradescope reach students); the gradebook keeps it in its ``tests`` table."""
+    Gradescope reach students); the gradebook keeps it in its ``tests`` table. ``withheld``
+    (a hidden test's own fields, :mod:`autograder.results.withheld`) is instructor-side too:
+    written by ``to_gradescope(instructor=True)`` only."""
 
     __test__ = False   # not a pytest test class
 
@@ -86,6 +95,7 @@ class TestResult:
     served: list[str] | None = None
     other: dict = field(default_factory=dict)
     signature: str | None = field(default=None, repr=False)   # instructor-side: never in to_gradescope
+    withheld: dict | None = field(default=None, repr=False)   # instructor-side: a hidden test's own fields
 
     @property
     def exercise(self) -> str:
@@ -101,13 +111,21 @@ class TestResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
-    def to_gradescope(self) -> dict:
-        """The test's entry in Gradescope's schema."""
+    @property
+    def instructor_mistake(self) -> str | None:
+        """The mistake the test itself named (a sealed hidden test's withheld one), for the
+        instructor's reports, the gradebook and ``tkit validate``."""
+        return self.withheld.get("mistake") if self.withheld is not None else self.mistake
+
+    def to_gradescope(self, instructor: bool = False) -> dict:
+        """The test's entry in Gradescope's schema; ``instructor``: with ``extra_data["withheld"]``."""
         out: dict = {"name": self.name, "score": self.score, "max_score": self.max_score, "status": self.status}
         for key in ("output", "visibility", "tags"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         extra = _extras(self, TEST_EXTRAS)
+        if instructor and self.withheld is not None:
+            extra[WITHHELD] = self.withheld
         if extra:
             out["extra_data"] = extra
         return out
@@ -115,7 +133,7 @@ class TestResult:
     @classmethod
     def from_json(cls, data: dict) -> "TestResult":
         """A test entry of a results.json (missing points read as 0, a missing status as failed)."""
-        typed, other = _split(data.get("extra_data"), TEST_EXTRAS)
+        typed, other = _split(data.get("extra_data"), TEST_EXTRAS + (WITHHELD,))
         return cls(name=str(data.get("name", "")), score=float(data.get("score", 0.0)),
                    max_score=float(data.get("max_score", 0.0)), status=str(data.get("status", "failed")),
                    output=data.get("output"), visibility=data.get("visibility"),
@@ -149,7 +167,9 @@ class Results:
     ``max_score``, ``exercises`` (name -> :class:`ExerciseScore`), ``submission``, ``child``
     (the sandbox's report), ``warnings`` (what preparing the submission changed), ``not_graded``
     (exercises the grader could not judge), ``figures``/``figure_problems`` (the report pictures'
-    data, and why one is missing), ``error`` (why the submission could not be graded at all)."""
+    data, and why one is missing), ``error`` (why the submission could not be graded at all).
+    ``withheld`` is instructor-side (``{"execution_time": the whole run's seconds}`` when hidden
+    tests ran: ``execution_time`` then counts the public tests only); see :meth:`to_gradescope`."""
 
     score: float = 0.0
     execution_time: float | None = None
@@ -170,20 +190,31 @@ class Results:
     error: str | None = None
     other: dict = field(default_factory=dict)
     top: dict = field(default_factory=dict)   # unknown top-level keys, kept as they were
+    withheld: dict | None = field(default=None, repr=False)   # instructor-side (see the class docstring)
 
-    def to_gradescope(self) -> dict:
-        """The results.json dict (Gradescope's schema, the kit's fields in ``extra_data``)."""
+    def to_gradescope(self, instructor: bool = False) -> dict:
+        """The results.json dict (Gradescope's schema, the kit's fields in ``extra_data``): what a
+        student may see. ``instructor``: also the withheld parts (``extra_data["withheld"]`` of
+        the results and of each sealed hidden test), for the instructor's gradebook only."""
         out: dict = {"score": self.score}
         for key in ("execution_time", "output", "visibility", "stdout_visibility"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         out.update(self.top)
-        out["tests"] = [t.to_gradescope() for t in self.tests]
+        out["tests"] = [t.to_gradescope(instructor) for t in self.tests]
         extra = _extras(self, RESULT_EXTRAS)
         if self.exercises is not None:
             extra["exercises"] = {name: e.to_json() for name, e in self.exercises.items()}
+        if instructor and self.withheld is not None:
+            extra[WITHHELD] = self.withheld
         out["extra_data"] = extra
         return out
+
+    @property
+    def total_time(self) -> float | None:
+        """The whole run's seconds, hidden tests included (instructor-side; ``execution_time``
+        when nothing was withheld)."""
+        return (self.withheld or {}).get("execution_time", self.execution_time)
 
     @classmethod
     def from_json(cls, data: dict) -> "Results":
@@ -191,7 +222,7 @@ class Results:
         ``score`` or ``tests``). Reads the ``error`` of earlier gradebooks (a top-level key) too."""
         if not isinstance(data, dict) or "score" not in data or not isinstance(data.get("tests"), list):
             raise ValueError("not a results.json of the kit: it lacks 'score' or 'tests'")
-        typed, other = _split(data.get("extra_data"), RESULT_EXTRAS)
+        typed, other = _split(data.get("extra_data"), RESULT_EXTRAS + (WITHHELD,))
         if isinstance(typed.get("exercises"), dict):
             typed["exercises"] = {n: ExerciseScore.from_json(e) for n, e in typed["exercises"].items()}
         known = {"score", "execution_time", "output", "visibility", "stdout_visibility", "tests", "extra_data", "error"}

@@ -1,28 +1,28 @@
-"""Hidden failures shown on fresh public inputs: the run step after the hidden tests.
+"""Public evidence for hidden failures: the kit's probes, run after the hidden tests.
 
-A hidden test that failed naming catalog mistake M shows the same mistake on public inputs.
-When a public test of the grading also named M, the reports link to it
-(:mod:`autograder.reports.counterexamples`). When none did, this step computes one: the probe
-the kit fixed for M (:func:`autograder.checks.probes.for_mistake`, chosen from M and the
-reference alone), run on the submission in a **fresh child** started after the hidden tests
-(it never received a hidden input, as the public tests' child), compared by the comparison code
-here with the reference's value. The failed comparison's first line (the call, where it
-differs, the student's value and the expected one) becomes the hidden test's ``counterexample``
-``{"what", "line", "mistake"}`` and a line of its ``output`` (Gradescope shows a hidden test's
-output after publishing); the reports show it beside the mistake's name and hint.
+A hidden test shows a student nothing of its own computation (:mod:`autograder.results.withheld`);
+what it can show is public evidence of its exercise. This step computes the probes' part: for
+every exercise that has a failed hidden test (the statuses are what a student sees anyway) and
+kit-fixed probes (:data:`autograder.checks.probes.PROBES`), every probe of that exercise is run on
+the submission in a **fresh child** started after the hidden tests (it never received a hidden
+input), compared here with the reference's value, and, where it differs, the catalog mistake
+that reproduces the student's value on that probe is looked for (:func:`reproducing`: the
+exercise's own mutants and its components', then pairs of its own, at the probes' tolerance); a
+composite's probes run over the reference's components, as its tests did (:mod:`autograder.sandbox.served`).
+Each differing probe gives ``{"what", "line", "mistake" (or None), "convention"}``.
 
-Nothing here reads a hidden test's inputs, output or values: which mistakes are wanted comes
-from the hidden tests' ``mistake`` (shown to the student already), the inputs are constants of
-:mod:`autograder.checks.probes`, and the student's code runs where no hidden input ever was.
-No counterexample when the submission agrees with the reference on the probe, raises on it, or
-the step runs out of time: the hidden test then looks as before. Never fails the grading.
+Which probes run, and what is shown, depends on the statuses and the probes' own values only:
+never on which mistake a hidden test named, nor on any hidden input, output or value. No example
+when the submission agrees with the reference on every probe, raises on one, or the step runs
+out of time. Never fails the grading.
 """
 
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 
-from autograder.i18n import _
+from autograder import exercises
 from autograder.results import not_graded
 from autograder.results.model import TestResult
 
@@ -30,20 +30,16 @@ STEP_TIMEOUT = 20.0   # seconds all probes of one submission may take together
 MAX_LINE = 400
 
 
-def wanted(records: list[TestResult]) -> dict[str, list[TestResult]]:
-    """``{mistake id: [hidden failures naming it]}`` for the mistakes no graded public test of
-    this grading named (those get the public test's own line instead)."""
-    public = {t.mistake for t in records if not t.hidden and not t.passed and t.mistake and not not_graded.reason(t)}
-    out: dict[str, list[TestResult]] = {}
-    for test in records:
-        if test.hidden and not test.passed and test.mistake and not not_graded.reason(test) \
-                and test.mistake not in public:
-            out.setdefault(test.mistake, []).append(test)
-    return out
+def to_probe(records: list[TestResult]) -> list[str]:
+    """The exercises (in exercise order) with a graded, failed hidden test and probes of their own."""
+    from autograder.checks import probes
+
+    failed = {t.exercise for t in records if t.hidden and not t.passed and not not_graded.reason(t)}
+    return [name for name in exercises.NAMES if name in failed and probes.of_exercise(name)]
 
 
 def served_for(tests: list[TestResult]) -> tuple[str, ...]:
-    """The components the hidden failures ``tests`` (of one mistake) ran over as the reference's."""
+    """The components the hidden tests ``tests`` (of one exercise) ran over as the reference's."""
     return tuple(sorted({name for test in tests for name in (test.served or ())}))
 
 
@@ -56,40 +52,71 @@ def line_for(probe, got) -> str | None:
     return (first[:MAX_LINE] + "...") if first and len(first) > MAX_LINE else first or None
 
 
-def add(records: list[TestResult], remote, restart, timeout: float = STEP_TIMEOUT) -> int:
-    """Compute and attach the counterexamples of :func:`wanted` through ``remote`` (the
-    submission's :class:`~autograder.sandbox.remote.RemoteImpl`). ``restart()`` is called first
-    and must leave ``remote`` on a fresh child that has received no hidden input. Returns how
-    many hidden tests got one. Never raises."""
+@lru_cache(maxsize=None)
+def _outputs(probe, pairs: bool) -> tuple:
+    """``((mutant, its output on probe), ...)`` for the candidates of the probe's exercise (computed
+    once per process on trusted code): its own mutants and its components', or with ``pairs`` the
+    pairs of its own (:func:`autograder.mistakes.matching.pair_trials`)."""
+    from autograder.mistakes import catalog, matching
+
+    own = catalog.for_exercises([probe.exercise])
+    if pairs:
+        candidates = [pair for pair, _parts in matching.pair_trials(own)]
+    else:
+        candidates = own + catalog.for_exercises(exercises.get(probe.exercise).depends)
+    out = []
+    for mutant in candidates:
+        try:
+            out.append((mutant, probe.run(mutant.impl())))
+        except Exception:  # noqa: BLE001 - a mutant that raises on this probe, or a pair that cannot be built
+            continue
+    return tuple(out)
+
+
+def reproducing(probe, got):
+    """The catalog mutant (or pair) whose output on ``probe`` matches ``got``, the student's, at the
+    probes' tolerance (:func:`autograder.mistakes.matching.closest`); None when none does."""
+    from autograder.checks import probes
+    from autograder.mistakes import matching
+
+    for pairs in (False, True):
+        found = matching.closest(got, list(_outputs(probe, pairs)), lambda: probes.expected(probe),
+                                 atol=probes.ATOL, rtol=probes.RTOL)
+        if found is not None:
+            return found
+    return None
+
+
+def collect(records: list[TestResult], remote, restart, timeout: float = STEP_TIMEOUT) -> dict[str, list[dict]]:
+    """``{exercise: [example, ...]}`` for the exercises of :func:`to_probe`, computed through
+    ``remote`` (the submission's :class:`~autograder.sandbox.remote.RemoteImpl`). ``restart()`` is
+    called first and must leave ``remote`` on a fresh child that has received no hidden input.
+    Never raises (what was computed until a failure is returned)."""
     from autograder.checks import probes
 
-    todo = wanted(records)
-    plans = [(mistake, tests, probes.for_mistake(mistake)) for mistake, tests in todo.items()]
-    plans = [(m, tests, probe) for m, tests, probe in plans if probe is not None]
-    if not plans:
-        return 0
-    added = 0
+    todo = to_probe(records)
+    found: dict[str, list[dict]] = {}
+    if not todo:
+        return found
     try:
         restart()
         remote.deadline = min(time.monotonic() + timeout, remote.deadline or float("inf"))   # within the submission's
-        for mistake, tests, probe in plans:
-            try:
-                # counts against no exercise's share; a composite's probe runs over the reference's
-                # components, as its tests did (its own mistake alone)
-                remote.begin_test(None, served_for(tests))
-                remote.reset()
-                got = probe.run(remote)
-                line = line_for(probe, got)
-            except Exception:  # noqa: BLE001 - the student's code raised or died: no counterexample
-                continue
-            if not line:
-                continue
-            example = {"what": probe.what, "line": line, "mistake": mistake}
-            for test in tests:
-                test.counterexample = dict(example)
-                test.output = ((test.output or "").rstrip("\n") + "\n" +
-                               _("The same mistake on a public input: {line}").format(line=line)).lstrip("\n")
-                added += 1
+        for exercise in todo:
+            # counts against no exercise's share; a composite's probes run over the reference's
+            # components, as its tests did (its own mistake alone)
+            remote.begin_test(None, served_for([t for t in records if t.hidden and t.exercise == exercise]))
+            for probe in probes.of_exercise(exercise):
+                try:
+                    remote.reset()
+                    got = probe.run(remote)
+                    line = line_for(probe, got)
+                except Exception:  # noqa: BLE001 - the student's code raised or died: no example
+                    continue
+                if line:
+                    mutant = reproducing(probe, got)
+                    found.setdefault(exercise, []).append(
+                        {"what": probe.what, "line": line, "mistake": mutant.id if mutant else None,
+                         "convention": bool(mutant.convention) if mutant else None})
     except Exception:  # noqa: BLE001 - an explanation step must never fail the grading
-        return added
-    return added
+        return found
+    return found

@@ -235,6 +235,7 @@ class GradingSession:
         self._phase = "public"
         self._figures: tuple[dict, dict] | None = None   # the pictures' data, once collected
         self._t0 = time.monotonic()
+        self._hidden_from: float | None = None   # when the hidden tests started (time.monotonic())
 
     def test_seed(self, nodeid: str) -> int:
         digest = hashlib.sha256(f"{self.seed}:{nodeid}".encode()).digest()
@@ -293,17 +294,19 @@ class GradingSession:
         """End the run: the pictures' data (unless ``interrupted``), the children stopped, the
         results built (:attr:`results`)."""
         self.run.close()
+        probed = {}
         if self._phase == "hidden" and not interrupted:
-            # a hidden failure's mistake that no public test named, shown on a kit-fixed public
-            # input in a fresh child (no hidden input ever reached it)
-            counterexample_run.add(list(self.records.values()), self.remote, self._fresh_child)
+            # public evidence for the exercises whose hidden tests failed: the kit's probes, in a
+            # fresh child (no hidden input ever reached it); the hidden tests' records are sealed
+            # with it (autograder.results.withheld)
+            probed = counterexample_run.collect(list(self.records.values()), self.remote, self._fresh_child)
         figures = self._figures
         if figures is None and self.options.pictures and not interrupted and self._phase == "public":
             figures = self._collect_pictures()   # no hidden test ran: the public child, before it closes
         self.remote.close()
         if self.remote.server is not None:
             self.remote.server.close()
-        self.results = scoring.build_results(self, self._t0)
+        self.results = scoring.build_results(self, self._t0, probed, self._hidden_from)
         if figures is not None:
             pictures.add_to_results(self.results, *figures)
         if getattr(self, "_scope", None) is not None:
@@ -369,6 +372,7 @@ class GradingSession:
             if self.options.pictures:   # from the public child: none of its calls saw a hidden input
                 self._figures = self._collect_pictures()
             self._phase = "hidden"   # a fresh child: nothing of the public tests' state carries over
+            self._hidden_from = time.monotonic()
             self.remote.close(keep_spare=True)
             self.remote.start()
         self.remote.begin_test(meta.get("exercise"), item.stash[TEST_KEY].served)

@@ -19,7 +19,8 @@ from autograder.checks import expectations
 from autograder.i18n import _
 from autograder.intake.textfiles import clean_text
 from autograder.mistakes import comparison
-from autograder.results import grader_errors, not_graded
+from autograder.results import grader_errors, not_graded, withheld
+from autograder.run import origin
 from autograder.results.model import VISIBILITY, ExerciseScore, Results, TestResult
 from autograder.sandbox.remote import SubmissionError
 
@@ -46,7 +47,7 @@ def record_test(session, item, call, report, ctx) -> TestResult:
                                                              if isinstance(report.longrepr, tuple) else "")
     else:
         score, status = 0.0, "failed"
-        output = explain(session, call.excinfo, extra, ctx)
+        output = explain(session, call.excinfo, extra, ctx, item)
     attachments = session.attachments.get(item.nodeid)
     if attachments is not None and attachments.figures:
         extra["figures"] = attachments.figures
@@ -58,13 +59,14 @@ def record_test(session, item, call, report, ctx) -> TestResult:
                       tags=[meta["exercise"], meta["visibility"]], **extra)
 
 
-def explain(session, excinfo, extra: dict, ctx) -> str:
+def explain(session, excinfo, extra: dict, ctx, item=None) -> str:
     """The student-facing text of a failure; sets the failure's fields of ``extra`` (``mistake``,
     ``convention``, ``components_at_fault``, ``failure``, ``not_graded``, and the instructor-side
     ``signature`` of a wrong output). A grader error's
     details go to the instructor's log only. A test that loaded its weights under the student's
-    other attribute names (:func:`autograder.checks.weights.load`) says so."""
-    text = _explain(session, excinfo, extra, ctx)
+    other attribute names (:func:`autograder.checks.weights.load`) says so. ``item`` (the pytest
+    item) lets an unexpected exception be tried on the reference (:mod:`autograder.run.origin`)."""
+    text = _explain(session, excinfo, extra, ctx, item)
     renamed = session.run.renamed.get(ctx.nodeid)
     if renamed and excinfo is not None and isinstance(excinfo.value, AssertionError) \
             and not isinstance(excinfo.value, SubmissionError):
@@ -72,7 +74,7 @@ def explain(session, excinfo, extra: dict, ctx) -> str:
     return text
 
 
-def _explain(session, excinfo, extra: dict, ctx) -> str:
+def _explain(session, excinfo, extra: dict, ctx, item) -> str:
     if excinfo is None:
         return _("failed")
     exc = excinfo.value
@@ -102,7 +104,7 @@ def _explain(session, excinfo, extra: dict, ctx) -> str:
             extra["mistake"] = mistake.id
             extra["convention"] = mistake.convention
             session.run.named.setdefault(mistake.exercise, set()).add(mistake.id)
-            line = str(comparison.Mismatch("", mistake)).lstrip("\n")
+            line = mistake_line(mistake.id)
             text = text.replace(exc.cause, line) if exc.cause and exc.cause in text else text + "\n" + line
         return with_printed(text, exc.output or session.remote.test_output)
     if isinstance(exc, AssertionError):
@@ -111,6 +113,9 @@ def _explain(session, excinfo, extra: dict, ctx) -> str:
     if reason:   # a grader-side problem (missing data): not the student's failure
         extra[not_graded.KEY] = reason
         return not_graded.message()
+    if item is not None and origin.student_caused(item, session.remote, ctx):   # the kit's code on the student's value
+        extra["failure"] = "bad_return"
+        return with_printed(origin.message(exc, session.remote.last_received), session.remote.test_output)
     extra[not_graded.KEY] = grader_errors.NOT_GRADED_REASON  # details go to the instructor's log only
     return grader_errors.record(exc, nodeid=extra["nodeid"], submission=str(session.submission),
                                 log_path=session.options.error_log)
@@ -139,6 +144,12 @@ def known_mistake(mistake_id: str | None):
     return diagnosis.lookup(mistake_id)
 
 
+def mistake_line(mistake_id: str) -> str:
+    """The "Likely mistake: <hint> [id]" line of a known mistake (the id alone when unknown)."""
+    mistake = known_mistake(mistake_id)
+    return str(comparison.Mismatch("", mistake)).strip() if mistake is not None else f"[{mistake_id}]"
+
+
 def with_printed(text: str, printed: str) -> str:
     """A failing test's message, followed by what the submission printed during the test."""
     if printed.strip():
@@ -146,10 +157,14 @@ def with_printed(text: str, printed: str) -> str:
     return text
 
 
-def build_results(session, started: float) -> Results:
+def build_results(session, started: float, probed: dict | None = None, hidden_from: float | None = None) -> Results:
     """The submission's results from the session's records (a test without one: "not run");
-    ``started`` is the run's ``time.monotonic()`` start."""
+    ``started`` is the run's ``time.monotonic()`` start, ``hidden_from`` when the hidden tests
+    started (None: none ran). Every hidden test is sealed (:func:`autograder.results.withheld.seal`,
+    with the probes' evidence ``probed``) before anything else reads it, and the visible
+    ``execution_time`` ends where the hidden tests began (the whole run's is withheld)."""
     tests = [session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid) for nodeid in session.meta]
+    withheld.seal(tests, probed, hint=mistake_line)
     failing: dict[str, int] = {}
     for t in tests:
         if t.status == "failed" and not t.not_graded:
@@ -169,12 +184,14 @@ def build_results(session, started: float) -> Results:
         entry.max_score = round(entry.max_score + t.max_score, 4)
     score = round(sum(t.score for t in tests), 4)
     max_score = round(sum(t.max_score for t in tests), 4)
+    total = round(time.monotonic() - started, 3)
     results = Results(
-        score=score, execution_time=round(time.monotonic() - started, 3),
+        score=score, execution_time=total if hidden_from is None else round(hidden_from - started, 3),
         output=_("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
         visibility="visible", stdout_visibility="hidden", tests=tests,
         kit_version=__version__, seed=session.seed, max_score=max_score, exercises=per_exercise,
-        submission=str(session.submission), child=session.remote.info)
+        submission=str(session.submission), child=session.remote.info,
+        withheld=None if hidden_from is None else {"execution_time": total})
     not_graded.summarize(results)
     return results
 

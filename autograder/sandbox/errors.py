@@ -14,7 +14,8 @@ class SubmissionError(AssertionError):
     """A failure caused by the submission. ``kind`` is one of: missing_file,
     syntax_error, import_error, not_implemented, system_exit, exception,
     encode_error, crash, timeout, protocol, time_limit, gave_up, names (parameters that match
-    the exercise's neither by name nor by structure: :mod:`autograder.checks.weights`).
+    the exercise's neither by name nor by structure: :mod:`autograder.checks.weights`), bad_return
+    (a value of another kind than the contract's: :mod:`autograder.sandbox.returns`).
     ``output`` is what the child printed during the failing call (truncated);
     ``error_type``/``error_message`` the student's exception, when one was raised; ``mistake`` the id
     of the known mistake its likely cause shows (:mod:`autograder.sandbox.call_errors`), or None,

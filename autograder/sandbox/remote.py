@@ -21,7 +21,7 @@ from autograder import exercises
 from autograder.child import forbidden, wire
 from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
-from autograder.sandbox import timeshare
+from autograder.sandbox import returns, timeshare
 from autograder.sandbox.errors import SubmissionError, submission_error  # noqa: F401  (SubmissionError re-exported)
 from autograder.sandbox.handles import RemoteMethod, RemoteObject
 from autograder.sandbox.served_child import ServedComponents
@@ -78,6 +78,7 @@ class RemoteImpl(ServedComponents):
         self.replaced_for: list[str] = []  # what the last fresh_worker could not undo (the child was replaced)
         self.test_output = ""  # what the child printed since the last reset() (bounded)
         self.forbidden: list[tuple[str, str]] = []  # (api, module) uses since the last reset() (child.forbidden)
+        self.last_received: tuple | None = None  # (what, value) of the last reply (autograder.run.origin)
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self, use_spare: bool = True) -> None:
@@ -284,6 +285,7 @@ class RemoteImpl(ServedComponents):
             self._seed = seed
         self.test_output = ""
         self.forbidden = []
+        self.last_received = None
         self._settle()
         if self._child is not None and self._child.dead is None and self._ready:
             try:
@@ -357,12 +359,13 @@ class RemoteImpl(ServedComponents):
             raise submission_error(err, what, self.last_output, module=fields.get("module"))
         gen = self._gen
         try:
-            return wire.decode(reply.get("value"), tensors,
-                               lambda rec: self._make_remote(rec, gen, what))
+            value = wire.decode(reply.get("value"), tensors, lambda rec: self._make_remote(rec, gen, what))
         except wire.WireError as exc:
             raise SubmissionError("protocol", _(
                 "the submission's process sent an invalid reply while running {what} ({error})").format(
                     what=what, error=exc), child.last_output) from None
+        self.last_received = (what, value)   # what the test got last (autograder.run.origin names it)
+        return returns.check(op, target, fields.get("name"), value)   # the contract's return type
 
     def _check_given_up(self) -> None:
         reason = self.given_up(self.exercise)

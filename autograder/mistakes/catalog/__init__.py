@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from autograder import exercises, paths
-from autograder.i18n import authored
+from autograder.i18n import _, authored
 from autograder.mistakes import implementations
 
 
@@ -83,6 +83,39 @@ class Mutant:
         return authored(self.hint_en, self.hint_ko)
 
 
+@dataclass(frozen=True)
+class Combined:
+    """Catalog mistakes found together (two, as pairs are tried), named ``"<first id>+<second id>"``.
+
+    Named by :func:`autograder.mistakes.matching.pair_trials` and looked up by :func:`by_id`.
+    Offers what :class:`autograder.checks.expectations.Mismatch` and the plugin read from a mutant:
+    ``id``, ``exercise``, ``convention`` (True only when both parts are conventions) and
+    :meth:`hint`, the two hints joined.
+    """
+
+    parts: tuple
+
+    @property
+    def id(self) -> str:
+        return "+".join(part.id for part in self.parts)
+
+    @property
+    def exercise(self) -> str:
+        return self.parts[0].exercise
+
+    @property
+    def convention(self) -> bool:
+        return all(part.convention for part in self.parts)
+
+    def impl(self):
+        """The reference with both mistakes applied (see :func:`combined_impl`)."""
+        return combined_impl(self.parts)
+
+    def hint(self) -> str:
+        """Both hints in the current language, joined ("; and " in English)."""
+        return _("; and ").join(part.hint() for part in self.parts)
+
+
 @lru_cache(maxsize=64)
 def _solution_source(module: str) -> str:
     """``solutions/<module>.py``, read once per process (the mistake search patches it for every
@@ -132,11 +165,39 @@ def all_mutants() -> tuple[Mutant, ...]:
     return tuple(found)
 
 
-def by_id(mutant_id: str) -> Mutant:
-    for m in all_mutants():
-        if m.id == mutant_id:
-            return m
-    raise KeyError(f"no mutant {mutant_id!r} in the catalog")
+@lru_cache(maxsize=1)
+def _by_id() -> dict[str, Mutant]:
+    return {m.id: m for m in all_mutants()}
+
+
+def parts_of(mistake_id: str) -> tuple[Mutant, ...]:
+    """The catalog mutants a mistake id names: one for a mutant's id, each part of a combined id
+    (``"a+b"``, :class:`Combined`), once each in order. Raises
+    KeyError naming the first part the catalog does not hold (an empty id included)."""
+    found: list[Mutant] = []
+    for part in str(mistake_id or "").split("+"):
+        mutant = _by_id().get(part)
+        if mutant is None:
+            raise KeyError(f"no mutant {part!r} in the catalog (mistake {mistake_id!r})")
+        if mutant not in found:
+            found.append(mutant)
+    return tuple(found)
+
+
+def by_id(mistake_id: str):
+    """The :class:`Mutant` of ``mistake_id``, or for a combined id (``"a+b"``) the
+    :class:`Combined` of its parts (``id``, ``exercise``,
+    ``convention``, ``hint()`` and ``impl()`` alike). KeyError when a part is unknown."""
+    parts = parts_of(mistake_id)
+    return parts[0] if len(parts) == 1 else Combined(parts)
+
+
+def find(mistake_id: str | None):
+    """:func:`by_id`, or None for no id or an id the catalog does not hold (never raises)."""
+    try:
+        return by_id(mistake_id) if mistake_id else None
+    except KeyError:
+        return None
 
 
 def for_exercises(names) -> list[Mutant]:

@@ -40,7 +40,7 @@ def _decode_uses_z(student, latent_dim=8):
                                             f"서로 다른 두 이미지 x에 대한 ConvAutoEncoder({latent_dim})(x)"), atol=1e-6)
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1.2)
 def test_shapes(student):
     """encode gives [B, latent_dim]; decode and forward give [B, 1, 28, 28]
 
@@ -115,23 +115,42 @@ def fail_unless_trained(run, bar: float) -> None:
 
 
 @pytest.mark.optimizer
-@pytest.mark.points(1)
+@pytest.mark.points(1.2)
 def test_train_autoencoder_follows_adam(student, seed):
-    """train_autoencoder runs Adam on the reconstruction loss, batch by batch, and returns each epoch's mean loss
+    """train_autoencoder runs Adam on the reconstruction loss, zero_grad, backward and step for every batch: the parameters after training are the kit's loop's
 
-    ko: train_autoencoder는 배치마다 재구성 손실로 Adam을 한 단계씩 실행하고 에폭별 평균 손실을 돌려줍니다
+    ko: train_autoencoder는 배치마다 재구성 손실로 Adam의 zero_grad, backward, step을 실행합니다: 학습 후 매개변수가 채점기 루프의 결과와 같습니다
     """
-    probe = training_loop.LOOP
-    initial, batches = training_loop.loop_probe(seed)
-    out = student.task("run_train_autoencoder", student.autoencoder, initial, batches, probe.epochs, probe.lr,
-                       timeout=probe.timeout_s)
-    losses = out.get("losses") if isinstance(out, dict) else None
-    problem = training_loop.losses_problem(losses, probe.epochs)
-    if problem:
-        raise Mismatch(problem)
-    text, mistake = training_loop.loop_verdict(out.get("state"), losses, initial, batches, probe)
+    out, initial, batches = training_loop.run_loop(student, seed)
+    text, mistake = training_loop.parameters_verdict(out.get("state"), out.get("losses"), initial, batches)
     if text is not None:
         raise Mismatch(text, mistake)
+
+
+@pytest.mark.optimizer
+@pytest.mark.points(0.6)
+def test_train_autoencoder_returns_each_epochs_mean_loss(student, seed):
+    """train_autoencoder returns one loss per epoch: the mean of that epoch's batch losses
+
+    ko: train_autoencoder는 에폭마다 손실 하나, 곧 그 에폭의 배치 손실 평균을 돌려줍니다
+    """
+    out, initial, batches = training_loop.run_loop(student, seed)
+    text, mistake = training_loop.losses_verdict(out.get("state"), out.get("losses"), initial, batches)
+    if text is not None:
+        raise Mismatch(text, mistake)
+
+
+@pytest.mark.optimizer
+@pytest.mark.points(0.6)
+def test_train_autoencoder_leaves_the_model_training_on_the_device(student, seed):
+    """train_autoencoder trains the model given and leaves it in training mode, moved to device
+
+    ko: train_autoencoder는 주어진 모델을 학습시키고 device로 옮긴 채 학습 모드로 남겨 둡니다
+    """
+    out, initial, _batches = training_loop.run_loop(student, seed)
+    problem = training_loop.mode_verdict(out, initial)
+    if problem is not None:
+        raise Mismatch(problem)
 
 
 @pytest.mark.training
@@ -148,7 +167,7 @@ def test_training_lowers_heldout_error(student, attach):
 
 
 @pytest.mark.training
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_learns_mnist(student, attach):
     """after the grader's training budget, decode(encode(x)) reconstructs held-out digits better than the average digit
 
