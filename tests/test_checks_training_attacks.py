@@ -337,11 +337,18 @@ def test_each_wrong_loop_is_named(mutant_id):
                     training_loop.LOOP.lr)
     text, mistake = training_loop.loop_verdict(out["state"], out["losses"], initial, batches)
     assert text and "What was measured" in text and mistake is not None and mistake.id == mutant_id
-    # each of the loop's tests that fails names it (the summed loss leaves the parameters right)
+    # each of the loop's tests that fails names it; a mistake of the record alone (a summed or a
+    # last-batch loss) leaves the parameters right, and one of the optimizer alone may leave the
+    # losses within the tolerance (AdamW's decoupled decay on this probe): those tests pass
+    failed = 0
     for verdict in (training_loop.parameters_verdict, training_loop.losses_verdict):
         text, mistake = verdict(out["state"], out["losses"], initial, batches)
-        assert text is None if (verdict, mutant_id) == (training_loop.parameters_verdict,
-                                                        "autoencoder_summed_epoch_loss") else mistake.id == mutant_id
+        if text is not None:
+            failed += 1
+            assert mistake is not None and mistake.id == mutant_id, (verdict.__name__, text)
+        else:
+            assert verdict is training_loop.losses_verdict or mutant_id in training_loop.RECORDS
+    assert failed >= 1
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Code that runs inside the student's child process: the child's side of :mod:`autograder.sandbox`.
 
-- :mod:`.runner`: the child: imports the submission's modules and answers the parent's requests;
+- :mod:`.runner`: the child: imports the submission's modules and answers the parent's requests
+  (:mod:`.process_setup`: its seeding, rlimits, memory cap and trusted imports);
 - :mod:`.wire`: the wire format (plain data and plain tensors, never pickles);
 - :mod:`.tasks`: kit-provided routines run on the student's objects (the training loops);
 - :mod:`.proxies`, :mod:`.components`: the reference components a composite's child is served, as

@@ -53,9 +53,8 @@ _TOUCHED: list = []   # functions whose code or defaults were set (the audit hoo
 # and checked one by one rather than in the whole-list pass, which they would fail every time
 IMPORT_CACHES = ("sys.path_importer_cache", "sys.path")
 BUSY = IMPORT_CACHES + ("linecache.cache",)
-# what a child's own set-up changes after the fork, before any student code (the fork handlers of
-# threading, the child's package, the seccomp binding, sys.path, the environment);
-# tests/test_child_isolation_attacks.py checks that a new child's state equals its re-based snapshot
+# what a child's own set-up changes after the fork, before any student code (threading's fork handlers, the child's
+# package, seccomp, sys.path, the environment); tests/test_child_isolation_attacks.py checks the re-based state
 SET_UP = frozenset({"threading", "sys", "os", "posix", "pyseccomp", __name__.split(".")[0]})
 
 

@@ -6,6 +6,9 @@ become requests to the child (``impl._request``); nothing of the child's objects
 
 from __future__ import annotations
 
+from autograder.child import wire
+from autograder.child.wire import EncodeError
+
 
 class RemoteObject:
     """A handle to an object living in the child (a module, a class, an nn.Module...).
@@ -92,3 +95,42 @@ class RemoteMethod:
 
     def __repr__(self) -> str:
         return repr(self.resolve())
+
+
+class HandleBook:
+    """The handle bookkeeping of :class:`autograder.sandbox.remote.RemoteImpl` (a mixin): handles
+    made from the child's ref records, the callable names and types the first record of each class
+    gives, and refs sent back to the child. Uses the owner's ``_gen``, ``_calls`` and ``_types``."""
+
+    @staticmethod
+    def _label_for(rec: dict, what: str) -> str:
+        if what.endswith(".py"):
+            return what[:-3]
+        return what
+
+    def _callables(self, obj: RemoteObject) -> frozenset:
+        """The names the child listed as callable for ``obj``'s class or module (this child)."""
+        return self._calls.get(obj.tkit_ck, frozenset()) if obj._gen == self._gen else frozenset()
+
+    def _make_remote(self, rec: dict, gen: int, what: str) -> RemoteObject:
+        """A handle for a ref record; what the first record of a class gives (``calls``, ``type``,
+        ``mro``: sent once per class and child) is kept by its key ``ck`` and filled in for later ones."""
+        ck = str(rec.get("ck"))
+        if gen == self._gen:
+            calls = rec.get("calls")
+            if isinstance(calls, list):
+                self._calls[ck] = frozenset(n for n in calls[:wire.MAX_ITEMS] if isinstance(n, str))
+            if "type" in rec:
+                self._types[ck] = (rec.get("type"), rec.get("mro"))
+            elif ck in self._types:
+                rec["type"], rec["mro"] = self._types[ck]
+        return RemoteObject(self, rec, gen, self._label_for(rec, what))
+
+    def _encode_ref(self, value) -> dict:
+        if isinstance(value, RemoteMethod):
+            value = value.resolve()
+        if isinstance(value, RemoteObject):
+            if value._gen != self._gen:
+                raise EncodeError("a handle from an earlier process of the submission")
+            return {"t": "ref", "id": value._id}
+        raise EncodeError(f"the parent cannot send a {type(value).__name__} to the child")

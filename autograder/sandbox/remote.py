@@ -23,7 +23,7 @@ from autograder.i18n import _
 from autograder.sandbox import ChildDied, ChildProcess, Limits, ProtocolError
 from autograder.sandbox import returns, timeshare
 from autograder.sandbox.errors import SubmissionError, submission_error  # noqa: F401  (SubmissionError re-exported)
-from autograder.sandbox.handles import RemoteMethod, RemoteObject
+from autograder.sandbox.handles import HandleBook, RemoteObject
 from autograder.sandbox.served_child import ServedComponents
 
 MAX_RESPAWNS = 8             # deaths allowed outside any exercise's tests (doctor, pictures)
@@ -34,7 +34,7 @@ _RUNNING = object()     # "the exercise whose test runs now" (see RemoteImpl._ch
 _CLEAN = object()       # a child that ran no student code yet (see RemoteImpl.begin_test)
 
 
-class RemoteImpl(ServedComponents):
+class RemoteImpl(ServedComponents, HandleBook):
     """A submission folder served by a (re)spawned child process.
 
     ``impl.<module>`` imports the student's module in the child. A child that dies
@@ -371,36 +371,3 @@ class RemoteImpl(ServedComponents):
         reason = self.given_up(self.exercise)
         if reason:
             raise SubmissionError("gave_up", reason)
-
-    @staticmethod
-    def _label_for(rec: dict, what: str) -> str:
-        if what.endswith(".py"):
-            return what[:-3]
-        return what
-
-    def _callables(self, obj: RemoteObject) -> frozenset:
-        """The names the child listed as callable for ``obj``'s class or module (this child)."""
-        return self._calls.get(obj.tkit_ck, frozenset()) if obj._gen == self._gen else frozenset()
-
-    def _make_remote(self, rec: dict, gen: int, what: str) -> RemoteObject:
-        """A handle for a ref record; what the first record of a class gives (``calls``, ``type``,
-        ``mro``: sent once per class and child) is kept by its key ``ck`` and filled in for later ones."""
-        ck = str(rec.get("ck"))
-        if gen == self._gen:
-            calls = rec.get("calls")
-            if isinstance(calls, list):
-                self._calls[ck] = frozenset(n for n in calls[:wire.MAX_ITEMS] if isinstance(n, str))
-            if "type" in rec:
-                self._types[ck] = (rec.get("type"), rec.get("mro"))
-            elif ck in self._types:
-                rec["type"], rec["mro"] = self._types[ck]
-        return RemoteObject(self, rec, gen, self._label_for(rec, what))
-
-    def _encode_ref(self, value) -> dict:
-        if isinstance(value, RemoteMethod):
-            value = value.resolve()
-        if isinstance(value, RemoteObject):
-            if value._gen != self._gen:
-                raise wire.EncodeError("a handle from an earlier process of the submission")
-            return {"t": "ref", "id": value._id}
-        raise wire.EncodeError(f"the parent cannot send a {type(value).__name__} to the child")
