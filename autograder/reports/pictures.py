@@ -356,7 +356,8 @@ def render(figures: dict, labels: dict) -> list[dict]:
     """PNG data URIs for the known figures in ``figures``, in :data:`FIGURES`' order:
     a list of ``{"name", "exercise", "title", "caption", "uri"}``. ``labels`` holds the translated
     axis labels, titles and captions (see :func:`autograder.reports.render.picture_labels`).
-    A figure whose data is malformed has ``"error"`` (why) in place of ``"uri"``."""
+    A figure whose data is malformed, or that the plotting library fails to draw, has ``"error"``
+    (why) in place of ``"uri"``."""
     drawers = {
         "pe_table": lambda d: draw_pe(d, labels),
         "attention_padded": lambda d: draw_attention(d, "attention_padded", labels),
@@ -373,6 +374,8 @@ def render(figures: dict, labels: dict) -> list[dict]:
             entry["uri"] = drawers[name](figures[name])
         except FigureDataError as exc:
             entry["error"] = str(exc)
+        except Exception as exc:   # noqa: BLE001 - a plotting library missing or broken costs the picture only
+            entry["error"] = f"the picture could not be drawn here ({type(exc).__name__})"
         out.append(entry)
     return out
 
