@@ -121,6 +121,8 @@ class ClassRecords:
         if not isinstance(results, Results):
             raise TypeError(f"on_result takes Results or an exception, got {type(results).__name__}")
         folder = self.student_folder(student_id)
+        for stale in folder.glob(".*.tmp"):   # what a write killed before its rename left
+            stale.unlink(missing_ok=True)
         data = results.to_gradescope()
         write_json_atomic(folder / "results.json", data)
         render.write_feedback(results, folder, student=student_id, lang=self.lang)

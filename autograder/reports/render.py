@@ -293,8 +293,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
     """The template context of ``summary.html`` from ``{student id: results}`` (results of
     submissions that could not be graded carry an ``error``). ``feedback_href(student id)``
     gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.reports.roster`);
-    ``regrades``: the students whose score a regrade moved
-    (:func:`autograder.records.regrades.report_rows`), shown in a section of their own."""
+    ``regrades``: the students whose score a regrade moved (``records.regrades.report_rows``)."""
     class_results = {sid: as_results(r) for sid, r in class_results.items()}
     graded = {sid: r for sid, r in class_results.items() if not r.error}
     errors = {shown(sid): shown(r.error) for sid, r in class_results.items() if r.error}
@@ -343,8 +342,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
 
 
 def _histogram(scores: list[float], max_score: float) -> str:
-    """The score distribution's picture, or '' when there are no scores or it cannot be drawn (a
-    plotting library missing or broken: the summary is written without the picture, never not at all)."""
+    """The score distribution's picture; '' without scores or when plotting fails (the summary goes on)."""
     if not scores:
         return ""
     try:
