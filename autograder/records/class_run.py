@@ -28,6 +28,7 @@ from autograder.records import fingerprint as fingerprints
 from autograder.records import gradebook, regrades
 from autograder.reports import render
 from autograder.results.model import Results, error_results
+from autograder.run import credit
 
 OUTPUT_FILES = ("results.json", "feedback.html", "feedback.md")   # one submission's files, in writing order
 REGRADES_CSV = "regrades.csv"
@@ -120,6 +121,7 @@ class ClassRecords:
             results = error_results(str(results), str(path))
         if not isinstance(results, Results):
             raise TypeError(f"on_result takes Results or an exception, got {type(results).__name__}")
+        credit.take_leaderboard(results)   # Gradescope's leaderboard only: never in the class's records
         folder = self.student_folder(student_id)
         for stale in folder.glob(".*.tmp"):   # what a write killed before its rename left
             stale.unlink(missing_ok=True)
