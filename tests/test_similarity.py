@@ -19,6 +19,13 @@ from conftest import REPO_ROOT
 
 STUBS = REPO_ROOT / "exercises"
 
+
+@pytest.fixture(autouse=True)
+def flag_small_classes(monkeypatch):
+    """These tests prove the flagging rules on classes of two or three students; a class that
+    small is ranked, not flagged, in real use (``matcher.SMALL_CLASS``: tests/test_similarity_small_class.py)."""
+    monkeypatch.setattr(matcher, "SMALL_CLASS", 0)
+
 ATTENTION = """
     d_k = query.size(-1)
     scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)

@@ -21,6 +21,13 @@ import evasion  # noqa: E402
 SETS = evasion.modules()
 
 
+
+@pytest.fixture(autouse=True)
+def flag_small_classes(monkeypatch):
+    """These tests prove the flagging rules on classes of two or three students; a class that
+    small is ranked, not flagged, in real use (``matcher.SMALL_CLASS``: tests/test_similarity_small_class.py)."""
+    monkeypatch.setattr(matcher, "SMALL_CLASS", 0)
+
 def class_result(tmp_path, exercise: str, mods: dict[str, str]) -> matcher.Result:
     entries = []
     for sid, code in mods.items():
