@@ -1,6 +1,6 @@
 """Real-style wrong and other-convention implementations (``tests/data/real_world``, written as
 students and tutorials write them, not as patches of the reference) are each named as their class of
-mistake on their own exercise (issue 35, item 3). ``python tests/data/real_world/measure.py`` prints
+mistake on their own exercise. ``python tests/data/real_world/measure.py`` prints
 the same table."""
 
 import json

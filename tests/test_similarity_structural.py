@@ -1,4 +1,4 @@
-"""The structural matcher (issue 33): each rewrite class applied to a correct copy is flagged,
+"""The structural matcher: each rewrite class applied to a correct copy is flagged,
 independent correct solutions are not, hostile modules are bounded, and the report shows it."""
 
 import csv
