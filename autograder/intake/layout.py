@@ -105,7 +105,7 @@ def _folders(top: Path, depth: int | None) -> list[tuple[Path, list[os.DirEntry]
                 seen += 1
                 if seen > MAX_ENTRIES:
                     raise TooManyEntries(_("more than {limit} files and folders in the submission; the grader "
-                                           "looks at most at {limit}").format(limit=MAX_ENTRIES))
+                                           "looks at {limit} at most").format(limit=MAX_ENTRIES))
                 if entry.is_dir(follow_symlinks=False):
                     if not entry.name.startswith((".", "__")) and (depth is None or level < depth):
                         queue.append((Path(entry.path), level + 1))
