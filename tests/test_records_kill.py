@@ -8,7 +8,7 @@ zip) plus one full hand-in (the sample class's alice), so that a run takes secon
 lands anywhere: starting up, grading, writing a student's files or the gradebook, writing the
 class files. A third of the runs grade everything again (no ``--resume``), so kills also land
 while a finished student's files are being overwritten. Measured: about 4 minutes on 2 shared
-cores (CHANGELOG).
+cores (3 min 21 s measured; CHANGELOG).
 """
 
 from __future__ import annotations

@@ -145,7 +145,9 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         from autograder.commands.similarity import run_report
 
         run_report(all_todo, out_dir, names=names or None, workers=workers, gradebook=records.book.path)
-    if failures:
+    ungraded = sorted(sid for sid, _path in all_todo   # this run's, kept ones, and any whose recording failed
+                      if records.class_results.get(sid) is None or records.class_results[sid].error)
+    if ungraded:
         raise click.ClickException(_("{n} of {total} submission(s) could not be graded: {ids} (not graded in "
                                      "grades.csv, the reason in its not_graded_reason column)").format(
-            n=len(failures), total=len(todo), ids=", ".join(shown(sid) for sid in sorted(failures))))
+            n=len(ungraded), total=len(all_todo), ids=", ".join(shown(sid) for sid in ungraded)))

@@ -64,6 +64,7 @@ class ClassRecords:
         self.hashes: dict[str, str] = {}
         self.reasons: dict[str, str] = {}        # why each planned submission is graded again
         self.recorded: dict[str, Results] = {}   # this run's results, by student id
+        self.class_results: dict[str, Results] = {}   # the whole gradebook's, once finish() has read it
 
     def close(self) -> None:
         self.book.close()
@@ -158,7 +159,7 @@ class ClassRecords:
         from it. ``regrades.csv`` lists the students whose score a regrade moved (removed when
         there are none); ``summary.html`` has the same in a section. A picture that cannot be
         drawn costs that picture only (:func:`autograder.reports.render.render_summary`)."""
-        class_results = self.book.all_results(known=self.recorded)
+        class_results = self.class_results = self.book.all_results(known=self.recorded)
         csv_path = self.book.export_csv(self.out_dir / "grades.csv", class_results)
         report = self.regrade_report()
         regrades_path = self.out_dir / REGRADES_CSV
