@@ -86,6 +86,20 @@ def apply_visibility(results, rules: list[tuple[str, str]]) -> None:
                 test.visibility = value
 
 
+def kit_files(root: Path | None = None) -> list[Path]:
+    """The files of the instructor kit to bundle, relative to the kit root, sorted."""
+    root = Path(root or paths.kit_root())
+    found = []
+    for entry in KIT_ENTRIES:
+        path = root / entry
+        candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for p in candidates:
+            rel = p.relative_to(root)
+            if SKIP_PARTS.isdisjoint(rel.parts) and not p.name.endswith(SKIP_SUFFIXES):
+                found.append(rel)
+    return sorted(found)
+
+
 def render_scripts(names=None, *, pip_args: str = DEFAULT_PIP_ARGS, visibility=(), with_leaderboard: bool = False
                    ) -> dict[str, str]:
     """``{script name: text}`` of ``setup.sh`` and ``run_autograder`` (jinja2 templates in
