@@ -15,7 +15,7 @@ from autograder.records.class_run import ClassRecords
 from autograder.results.model import Results
 from autograder.run import credit
 from conftest import SOLUTIONS_DIR
-from tests.results_dicts import record, results as results_dict
+from results_dicts import record, results as results_dict
 
 
 def _results() -> Results:

@@ -20,7 +20,7 @@ from autograder.cli import main
 from autograder.exports import lms
 from autograder.records.gradebook import Gradebook
 from autograder.results.model import Results, error_results
-from tests.results_dicts import record, results as results_dict
+from results_dicts import record, results as results_dict
 
 DATA = Path(__file__).parent / "data" / "lms"
 GRADED_AT = 1725192000.0   # 2024-09-01T12:00:00Z

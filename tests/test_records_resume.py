@@ -14,7 +14,7 @@ from autograder.records import class_run, fingerprint, gradebook
 from autograder.records.class_run import ClassRecords
 from autograder.records.fingerprint import Fingerprint
 from autograder.results.model import Results
-from tests.results_dicts import record, results as results_dict
+from results_dicts import record, results as results_dict
 
 OPTIONS = {"visibility": ["public", "hidden"], "names": None, "training": True}
 

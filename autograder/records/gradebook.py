@@ -30,7 +30,6 @@ gradebook of an earlier kit gets the new columns and tables, empty, when opened 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
