@@ -22,10 +22,10 @@ def _results() -> Results:
     tests = [record("masks", "public one", nodeid="public/test_masks.py::test_a"),
              record("masks", "hidden one", hidden=True, nodeid="hidden/test_masks.py::test_b"),
              record("autoencoder", "learns", nodeid="public/test_autoencoder.py::test_learns_mnist",
-                    figures={"leaderboard": {"name": "AutoEncoder: held-out MSE", "value": 0.021, "order": "asc"},
+                    figures={"leaderboard": {"title": "AutoEncoder: held-out MSE", "value": 0.021, "order": "asc"},
                              "ae_reconstructions": {"inputs": [[0.0]]}}),
              record("transformer", "reverses", hidden=True, nodeid="hidden/test_transformer__training.py::test_rev",
-                    figures={"leaderboard": {"name": "Transformer: held-out exact match", "value": 0.8}})]
+                    figures={"leaderboard": {"title": "Transformer: held-out exact match", "value": 0.8}})]
     for test, tag in zip(tests, ("public", "hidden", "public", "hidden")):
         test["tags"].append(tag)
     return Results.from_json(results_dict(tests))
@@ -84,3 +84,13 @@ def test_run_autograder_applies_the_rules_to_a_real_grading(tmp_path):
     assert {t["visibility"] for t in data["tests"] if t["tags"][1] == "hidden"} == {"after_due_date"}
     assert {t["visibility"] for t in data["tests"] if t["tags"][1] == "public"} == {"visible"}
     assert json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8")) == data
+
+
+def test_the_form_the_training_tests_attach_reaches_the_leaderboard():
+    """The suites call ``attach("leaderboard", title=..., value=..., order=...)`` (``name`` is the
+    figure's own argument); what they attach becomes Gradescope's ``name``."""
+    attach = credit.Attachments()
+    attach("leaderboard", title="AutoEncoder: held-out MSE", value=0.02, order="asc")
+    results = _results()
+    results.tests[0].figures = attach.figures
+    assert credit.take_leaderboard(results)[0] == {"name": "AutoEncoder: held-out MSE", "value": 0.02, "order": "asc"}

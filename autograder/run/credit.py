@@ -2,7 +2,7 @@
 
 The plugin's ``partial`` and ``attach`` fixtures (:mod:`autograder.run.plugin`) hand these to tests.
 A training test also attaches its held-out figure as ``leaderboard`` data
-(``attach("leaderboard", name=..., value=..., order="asc")``): :func:`take_leaderboard` takes it
+(``attach("leaderboard", title=..., value=..., order="asc")``): :func:`take_leaderboard` takes it
 out of the records before they are written, for Gradescope's leaderboard or for nothing.
 """
 
@@ -68,12 +68,14 @@ LEADERBOARD = "leaderboard"   # the figure name of a test's leaderboard entry
 def take_leaderboard(results) -> list[dict]:
     """Remove every test's ``leaderboard`` data from ``results`` (a
     :class:`~autograder.results.model.Results`); return them as Gradescope's leaderboard entries
-    ``{"name", "value", "order"?}`` (those with a numeric value), in test order."""
+    ``{"name", "value", "order"?}`` (the attached ``title`` is the name; those with a numeric
+    value), in test order."""
     entries = []
     for test in results.tests:
         entry = (test.figures or {}).pop(LEADERBOARD, None)
         if test.figures == {}:
             test.figures = None
         if isinstance(entry, dict) and isinstance(entry.get("value"), (int, float)):
-            entries.append({key: entry[key] for key in ("name", "value", "order") if key in entry})
+            entries.append({"name": str(entry.get("title", "")), "value": entry["value"],
+                            **({"order": entry["order"]} if "order" in entry else {})})
     return entries

@@ -49,7 +49,7 @@ def test_reverses_held_out_sequences(student, partial, attach):
     budget = training.TF
     run = training.transformer_run(student)
     if math.isfinite(run.accuracy):   # Gradescope's leaderboard, when the export asks for it
-        attach("leaderboard", name="Transformer: held-out exact match", value=run.accuracy, order="desc")
+        attach("leaderboard", title="Transformer: held-out exact match", value=run.accuracy, order="desc")
     message = _(
         "What was measured: after {steps} training steps, the grader decoded {n} held-out sequences greedily "
         "itself (through your recorded model, and with the reference model carrying the trained parameters; "

@@ -160,5 +160,5 @@ def test_learns_mnist(student, attach):
     if run.examples:
         attach("ae_reconstructions", **run.examples)
     if math.isfinite(run.mse):   # Gradescope's leaderboard, when the export asks for it (lower is better)
-        attach("leaderboard", name="AutoEncoder: held-out MSE", value=run.mse, order="asc")
+        attach("leaderboard", title="AutoEncoder: held-out MSE", value=run.mse, order="asc")
     fail_unless_trained(run, training.AE.learns_mse)
