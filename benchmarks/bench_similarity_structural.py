@@ -1,4 +1,4 @@
-"""The structural matcher's cost beside copydetect's, against class size (issue 33; not a test).
+"""The structural matcher's cost beside copydetect's, against class size (not a test).
 
 The class is synthetic, ``bench_similarity.make_class``'s with one change: a line is replaced or
 followed by a student's own statement only where it is a whole simple statement, so every module

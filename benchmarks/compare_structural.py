@@ -1,4 +1,4 @@
-"""Issue 33: copydetect's token winnowing against the structural matcher
+"""Copydetect's token winnowing against the structural matcher
 (``autograder/similarity/structural.py``) on the evaluation set of ``tests/data/similarity/``.
 
 Per exercise (positional_encoding, attention, multi_head_attention): one student's correct

@@ -73,11 +73,11 @@ def test_unscaled_attention_loses_the_same_points_under_several_seeds():
         assert row, out.stdout[-2000:]
         points.add(row.group(1))
     # permutation, dropout (checked against its own weights), one query and key, the dropout_p error;
-    # 3 before the 0.5-point shape-error test left the suite (issue 35 item 5)
+    # 3 before the 0.5-point shape-error test left the suite
     assert points == {"2.5"}
 
 
-# -- the public greedy consistency test: fixed weights and source, whatever the seed (issue 35 item 4)
+# -- the public greedy consistency test: fixed weights and source, whatever the seed
 
 class _PublicTransformerSuite:
     """The public Transformer suite's constants (read from its source: importing a suite outside a
@@ -185,7 +185,7 @@ def test_transformer_mutants_lose_the_same_points_under_several_seeds(ident, see
     ("mutant", "attention_mask_ignored", (1, 4, 6, 10)),   # +0.5 where the non-contiguous test drew S_k = 2
 ])
 def test_masks_draws_keep_their_power(kind, ident, seeds):
-    """``validate --seeds 20`` found these moving with the seed (issue 35 item 4); the hidden masks
+    """``validate --seeds 20`` found these moving with the seed; the hidden masks
     tests now build the property into the draw."""
     from autograder import validate
     from autograder.mistakes import catalog, degenerate

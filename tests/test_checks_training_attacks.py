@@ -169,7 +169,7 @@ Transformer.forward, Transformer.eval = _forward, _eval
 
 @pytest.mark.slow
 def test_pretrained_weights_installed_on_eval_score_nothing(tmp_path, one_thread, plain_reversal):
-    """Issue 30's third attack, adapted: the model trains as a context-free bigram model and
+    """A reported attack, adapted: the model trains as a context-free bigram model and
     installs weights prepared offline when put in eval mode. Those weights are the student's
     values, and the kit re-draws every parameter; no student code sees a training pair."""
     _, weights = plain_reversal
@@ -275,7 +275,7 @@ class ConvAutoEncoder(nn.Module):
 
 @pytest.mark.slow
 def test_a_picture_packed_into_the_digits_of_z_does_not_survive_the_noise(tmp_path):
-    """Issue 30's first attack without constants: 16 numbers carry 98 bits of a coarse picture.
+    """A reported attack without constants: 16 numbers carry 98 bits of a coarse picture.
     Without the noise on z it would have "learned" (the gain) and reached partial credit; with it,
     the packed digits are lost."""
     impl = implementations.load_modules({"autoencoder": PACKED_PICTURE + CORRECT_LOOP.join(

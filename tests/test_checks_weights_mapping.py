@@ -1,4 +1,4 @@
-"""The contract's structure under other names (issue 35 item 2): the correspondence rule
+"""The contract's structure under other names: the correspondence rule
 (:mod:`autograder.checks.renaming`), loading under the student's names and the names test
 (:mod:`autograder.checks.weights`), and gradings of tutorial-style renamed submissions
 (``tests/renamed_submissions.py``): only the names test loses its points, and a real mistake is

@@ -1,4 +1,4 @@
-"""Test only what the contract says (issue 35 item 5).
+"""Test only what the contract says.
 
 Every requirement a suite checks is a sentence of exercises/README.md (and of the stub's docstring):
 - **bad arguments**: the suites pass exactly the bad arguments the README's "Bad arguments" paragraph
@@ -85,7 +85,7 @@ def test_every_graded_bad_argument_is_in_the_contract():
 
 
 def test_arguments_the_contract_does_not_list_are_not_graded():
-    """The cases issue 35 found graded without a README sentence stay out of the suites."""
+    """The cases once found graded without a README sentence stay out of the suites."""
     sources = "\n".join(p.read_text(encoding="utf-8") for p in Path(paths.suites_dir()).rglob("test_*.py"))
     for call in ("TokenEmbedding(0, 4)", "TokenEmbedding(5, 0)", "make_causal_mask(-1)", "torch.zeros(1, 2)),"):
         assert call not in sources, call

@@ -64,15 +64,31 @@ def test_a_failed_write_leaves_the_previous_grading(tmp_path, monkeypatch):
     conn.close()
 
 
-def test_needs_grading_follows_hash_version_and_options(tmp_path, monkeypatch):
+def test_stored_gives_what_resume_compares(tmp_path):
     with Gradebook(tmp_path / "g.sqlite") as book:
-        assert book.needs_grading("alice", "h1", "o")
-        book.record("alice", results(8, 4), content_hash="h1", options="o")
-        assert not book.needs_grading("alice", "h1", "o")
-        assert book.needs_grading("alice", "h2", "o")
-        assert book.needs_grading("alice", "h1", "other")
-        monkeypatch.setattr(gradebook, "__version__", "9.9")
-        assert book.needs_grading("alice", "h1", "o")
+        assert book.stored("alice") is None
+        book.record("alice", results(8, 4), content_hash="h1", options="o", fingerprint="f1",
+                    outputs={"results.json": "d1"})
+        stored = book.stored("alice")
+    assert (stored["content_hash"], stored["options"], stored["fingerprint"], stored["outputs"], stored["score"]) == \
+        ("h1", "o", "f1", {"results.json": "d1"}, 12.0)
+
+
+def test_a_gradebook_of_an_earlier_kit_gets_the_new_columns_empty(tmp_path):
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    schema = gradebook.SCHEMA.replace(",\n    fingerprint TEXT NOT NULL DEFAULT '',\n    outputs TEXT NOT NULL DEFAULT ''", "")
+    schema = schema.replace(",\n    signature TEXT", "")
+    conn.executescript(schema)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.execute("INSERT INTO submissions (student_id, content_hash, kit_version, score, max_score, graded_at, "
+                 "results_json) VALUES ('ann', 'h', '0.0.9', 1, 2, 0, '{}')")
+    conn.commit()
+    conn.close()
+    with Gradebook(path) as book:
+        stored = book.stored("ann")
+        assert (stored["fingerprint"], stored["outputs"]) == ("", {})   # --resume regrades it: no fingerprint matches
+        assert "signature" in {row[1] for row in book.conn.execute("PRAGMA table_info(tests)")}
 
 
 def test_content_hash_sees_only_what_is_graded(tmp_path):
@@ -104,7 +120,8 @@ def test_export_csv_and_merge_through_the_cli(tmp_path):
     assert exported.exit_code == 0, exported.output
     lines = (tmp_path / "grades.csv").read_text().splitlines()
     header = lines[0].split(",")
-    assert header[0] == "student_id" and header[-2:] == ["total", "not_graded"] and len(header) == 14
+    assert header[0] == "student_id" and header[-3:] == ["total", "not_graded", "not_graded_reason"]
+    assert len(header) == 15
     rows = {line.split(",")[0]: dict(zip(header, line.split(","))) for line in lines[1:]}
     assert {sid: (r["positional_encoding"], r["masks"], r["embedding"], r["total"]) for sid, r in rows.items()} == {
         "alice": ("8", "4", "", "12"), "bob": ("8", "8", "", "16"), "carol": ("8", "0", "", "8")}

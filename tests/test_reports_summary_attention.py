@@ -40,9 +40,11 @@ def test_the_summary_shows_the_seed_and_the_list():
     head, _, rest = html.partition("Needs attention")
     assert rest, "no 'Needs attention' block"
     block = rest.split("</div>")[0]
-    assert "ben" in block and "cy" in block and "ann" not in block
+    assert "ben" in block and "cy" not in block and "ann" not in block   # cy is listed once, as not graded
     assert "the module has a syntax error: attention (2 tests)" in block
     assert block.count("syntax error") == 1
+    ungraded = html.split("Could not be graded")[1].split("</div>")[0]
+    assert "<code>cy</code>: not a zip file" in ungraded and html.count("not a zip file") == 2   # and its roster row
 
 
 def test_one_kind_over_many_exercises_is_one_entry():

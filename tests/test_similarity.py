@@ -19,6 +19,13 @@ from conftest import REPO_ROOT
 
 STUBS = REPO_ROOT / "exercises"
 
+
+@pytest.fixture(autouse=True)
+def flag_small_classes(monkeypatch):
+    """These tests prove the flagging rules on classes of two or three students; a class that
+    small is ranked, not flagged, in real use (``matcher.SMALL_CLASS``: tests/test_similarity_small_class.py)."""
+    monkeypatch.setattr(matcher, "SMALL_CLASS", 0)
+
 ATTENTION = """
     d_k = query.size(-1)
     scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
@@ -269,7 +276,8 @@ def test_tkit_grade_similarity_writes_the_report_beside_the_grades(tmp_path, mon
     out = tmp_path / "out"
     run = CliRunner().invoke(cli.main, ["grade", "--class-dir", str(tmp_path / "class"), "--out", str(out),
                                         "--exercise", "masks", "--similarity", "--seed", "1"])
-    assert run.exit_code == 0, run.output
+    # grading is stubbed out, so nothing was recorded: both count as not graded, and the run says so
+    assert run.exit_code == 1 and "2 of 2 submission(s) could not be graded: ann, bob" in run.output, run.output
     rows = list(csv.reader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
     assert ["ann", "bob", "masks", "1.0000"] in rows
     assert (out / "similarity.html").is_file() and (out / "grades.csv").is_file()

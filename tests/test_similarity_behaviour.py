@@ -1,4 +1,4 @@
-"""Behaviour evidence (issue 33): shared rare wrong outputs flag a pair, common named mistakes and
+"""Behaviour evidence: shared rare wrong outputs flag a pair, common named mistakes and
 correct students do not, and the signatures stay instructor-side. Unit tests on synthetic
 rows and :class:`TestResult` objects; the real graded class is in
 ``tests/test_similarity_behaviour_graded.py``."""

@@ -1,4 +1,4 @@
-"""Behaviour evidence on a really graded class (issue 33): ``tkit grade --similarity`` on copies of
+"""Behaviour evidence on a really graded class: ``tkit grade --similarity`` on copies of
 one unnamed attention bug, rewritten three ways (the issue's rewrite classes), beside three
 students who made a catalog mistake independently and correct students. The copies are
 flagged by their shared wrong outputs; the catalog mistake and the correct students are not;

@@ -1,4 +1,4 @@
-"""The structural matcher (issue 33): each rewrite class applied to a correct copy is flagged,
+"""The structural matcher: each rewrite class applied to a correct copy is flagged,
 independent correct solutions are not, hostile modules are bounded, and the report shows it."""
 
 import csv
@@ -20,6 +20,13 @@ import evasion  # noqa: E402
 
 SETS = evasion.modules()
 
+
+
+@pytest.fixture(autouse=True)
+def flag_small_classes(monkeypatch):
+    """These tests prove the flagging rules on classes of two or three students; a class that
+    small is ranked, not flagged, in real use (``matcher.SMALL_CLASS``: tests/test_similarity_small_class.py)."""
+    monkeypatch.setattr(matcher, "SMALL_CLASS", 0)
 
 def class_result(tmp_path, exercise: str, mods: dict[str, str]) -> matcher.Result:
     entries = []

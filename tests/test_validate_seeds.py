@@ -1,4 +1,4 @@
-"""``tkit validate --seeds N`` (issue 35, item 4): a check passes only when it passes under every
+"""``tkit validate --seeds N``: a check passes only when it passes under every
 seed, and a mistake's points must not move with the seed."""
 
 from click.testing import CliRunner

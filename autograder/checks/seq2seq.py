@@ -81,7 +81,7 @@ def redraw_(model, seed: int) -> None:
 
     A module with the contract's attribute names gets the same numbers whatever its registration
     order and the run's seed, so a test on it behaves the same for every seed (a draw chosen once
-    for its power keeps it: issue 35 item 4)."""
+    for its power keeps it)."""
     state = {}
     for name, param in model.named_parameters():
         gen = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode("utf-8")))

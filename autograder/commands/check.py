@@ -45,7 +45,7 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
 
     use_data_dir(data_dir)
     path = path or default_path(paths)
-    refuse_empty(path, submission)
+    refuse_empty(path)
     click.echo(i18n._("Checking {path}").format(path=path))
     error_log = Path(tempfile.gettempdir()) / ERROR_LOG   # a kit error's traceback: never on the screen
     try:
@@ -69,15 +69,21 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     sys.exit(0 if all(t.passed for t in results.tests) else 1)
 
 
-def refuse_empty(path: Path, submission) -> None:
-    """One line (click.ClickException) for a folder that holds no exercise file at its top level
-    (``<exercise>.py`` or ``.ipynb``), instead of every test's "expected ... in the submission"."""
+def refuse_empty(path: Path) -> None:
+    """One line (click.ClickException) for a folder that holds no exercise file where the grader
+    looks (``<exercise>.py`` or ``.ipynb``, a near miss such as ``Attention.py``, or one or two
+    folders down: :func:`autograder.intake.layout.find`), instead of every test's "expected ...
+    in the submission"."""
     from autograder import exercises, i18n
+    from autograder.intake import layout
 
     if not path.is_dir():
         return
-    names = {p.stem for p in submission.submission_files(path, (".py", ".ipynb"))}
-    if not names & set(exercises.NAMES):
+    try:
+        found = layout.find(path).modules
+    except layout.TooManyEntries:
+        return   # the grading refuses it with its own message
+    if not found:
         raise click.ClickException(i18n._("{path} holds no exercise files (such as {example}.py or "
                                           "{example}.ipynb)").format(path=path, example=exercises.NAMES[1]))
 

@@ -18,13 +18,20 @@ def command():
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=Path("autograder.zip"),
               show_default=True, help="The autograder zip to write.")
 @exercise_option("Grade", default_all=True)
+@click.option("--visibility", "visibility", multiple=True, metavar="PATTERN=VISIBILITY",
+              help="Set tests' Gradescope visibility (visible, hidden, after_due_date, after_published); PATTERN is "
+                   "public, hidden, an exercise or a glob on the test's id or name; repeatable, the last match "
+                   "wins [default: public=visible, hidden=after_published].")
+@click.option("--leaderboard", "with_leaderboard", is_flag=True,
+              help="Show the training checks' held-out figures (AutoEncoder MSE, Transformer exact match) on "
+                   "Gradescope's leaderboard; they are measured on the run's secret draws.")
 @lang_option()
-def gradescope(out, names, lang):
+def gradescope(out, names, visibility, with_leaderboard, lang):
     """Write the Gradescope autograder zip (setup.sh, run_autograder, the instructor kit)."""
     from autograder.exports import gradescope
 
     try:
-        members = gradescope.build_zip(out, names)
+        members = gradescope.build_zip(out, names, visibility=visibility, with_leaderboard=with_leaderboard)
     except (FileNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {out} ({len(members)} files); upload it as the assignment's autograder")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -44,8 +45,10 @@ def require_training_data(names) -> None:
 @click.option("--gradebook", "gradebook_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="SQLite gradebook to record into [default: OUT/gradebook.sqlite].")
 @click.option("--resume", is_flag=True,
-              help="Regrade only submissions whose content, kit version or options changed since the "
-                   "gradebook recorded them (reuses the gradebook's seed unless --seed is given).")
+              help="Grade only what the gradebook does not hold as it would be graded now: new or changed "
+                   "submissions, those graded by another version of the grader (its suites, solutions, catalog "
+                   "or code) or with other options, and those whose files a killed run left incomplete (reuses "
+                   "the gradebook's seed unless --seed is given).")
 @click.option("--pictures/--no-pictures", default=True, show_default=True,
               help="Draw the feedback pictures from the student's functions, run at the end of the grading "
                    "(no points).")
@@ -65,7 +68,9 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
 
     Writes OUT/submissions/<student>/results.json, feedback.html and feedback.md (the
     folder is the student id percent-encoded: a-z 0-9 . _ - kept), and for the class
-    OUT/grades.csv, OUT/summary.html and the gradebook.
+    OUT/grades.csv, OUT/summary.html, the gradebook and, when a regrade moved a score,
+    OUT/regrades.csv. Exits 1 when a submission could not be graded (it is "not graded" in
+    grades.csv, never 0), 130 when interrupted (--resume goes on).
     """
     if workers == 1:
         from autograder.sandbox import zygote_parent
@@ -102,13 +107,15 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
     all_todo, todo = todo, records.plan(todo, resume)
     if resume:
         click.echo(_("resume: {n} unchanged submission(s) kept from the gradebook").format(n=len(all_todo) - len(todo)))
+        for reason, count in sorted(Counter(records.reasons[sid] for sid, _path in todo).items()):
+            click.echo(_("resume: {n} to grade ({reason})").format(n=count, reason=reason))
     failures = []
 
     def on_result(sid, path, results):
         recorded = records.on_result(sid, path, results)
         if isinstance(results, Exception):
             failures.append(sid)
-            click.echo(f"{shown(sid):<24} " + _("error: {message}").format(message=shown(results)))
+            click.echo(f"{shown(sid):<24} " + _("not graded: {message}").format(message=shown(results)))
             return
         click.echo(f"{shown(sid):<24} {recorded.score:>6g} / {recorded.max_score or 0:g}   "
                    f"({recorded.total_time or 0:.1f} s)")
@@ -120,6 +127,9 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         except batch.Interrupted as exc:
             interrupted = exc
         csv_path, summary_path = records.finish()
+        report = records.regrade_report()
+    except KeyboardInterrupt:   # a second Ctrl-C, while the class files were written: each is whole or old
+        interrupted = interrupted or KeyboardInterrupt(_("interrupted"))
     finally:
         records.close()
     if interrupted is not None:
@@ -128,10 +138,16 @@ def command(submissions, class_dir, out_dir, public_only, names, seed, lang, gra
         raise SystemExit(130)
     click.echo(_("graded {n} submission(s) into {out} (seed {seed})").format(n=len(todo) - len(failures), out=out_dir, seed=seed))
     click.echo(_("wrote {csv}, {summary} and {gradebook}").format(csv=csv_path, summary=summary_path, gradebook=records.book.path))
+    if report:
+        click.echo(_("regrade: {n} student(s)' score changed (see {file} and the summary)").format(
+            n=len(report), file=Path(out_dir) / "regrades.csv"))
     if with_similarity:
         from autograder.commands.similarity import run_report
 
         run_report(all_todo, out_dir, names=names or None, workers=workers, gradebook=records.book.path)
-    if todo and len(failures) == len(todo):
-        raise click.ClickException(_("none of the {n} submission(s) could be graded (see the errors above)").format(
-            n=len(todo)))
+    ungraded = sorted(sid for sid, _path in all_todo   # this run's, kept ones, and any whose recording failed
+                      if records.class_results.get(sid) is None or records.class_results[sid].error)
+    if ungraded:
+        raise click.ClickException(_("{n} of {total} submission(s) could not be graded: {ids} (not graded in "
+                                     "grades.csv, the reason in its not_graded_reason column)").format(
+            n=len(ungraded), total=len(all_todo), ids=", ".join(shown(sid) for sid in ungraded)))

@@ -40,6 +40,9 @@ def run_report(todo: list[tuple[str, Path]], out_dir: Path, *, reference: bool =
         click.secho(f"similarity: stopped at the time limit ({limit:g} s); the report holds the pairs "
                     f"compared before it", fg="yellow", err=True)
     flagged = sum(p.flagged for p in result.pairs)
+    if result.small_class:
+        click.echo(f"similarity: a class of {len(result.students)} ({matcher.SMALL_CLASS} or fewer): pairs ranked, "
+                   f"none flagged; two students compared without the reference's code")
     click.echo(f"similarity: {len(result.students)} submission(s), {flagged} flagged pair(s) in "
                f"{result.seconds:.1f} s; wrote {csv_path} and {html_path}")
     click.echo(f"similarity: structure: {sum(p.flagged for p in result.structure)} flagged pair(s) and "

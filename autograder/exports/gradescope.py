@@ -15,11 +15,27 @@ calls :func:`run_autograder` (``python -m autograder.exports.gradescope``), whic
 ``/autograder/submission`` to a scratch folder, grades it with the public and hidden suites
 and writes ``results.json``. The ``/autograder`` root can be moved with the environment
 variable ``AUTOGRADER_ROOT`` (tests run the zip in a temporary folder that way).
+
+Two choices the instructor makes when exporting travel in ``run_autograder``'s arguments:
+
+* **visibility**: each test's Gradescope ``visibility`` (``visible``, ``hidden``,
+  ``after_due_date``, ``after_published``): public tests are ``visible`` and hidden tests
+  ``after_published`` unless a rule ``PATTERN=VISIBILITY`` says otherwise
+  (:func:`apply_visibility`; the last matching rule wins). What a hidden test's record
+  *contains* is decided when it is graded, not here;
+* **leaderboard**: the training checks' held-out figures (the AutoEncoder's held-out MSE, the
+  Transformer's held-out exact-match rate; the tests attach them as ``leaderboard`` data) as
+  results.json's ``leaderboard`` entries (:func:`autograder.run.credit.take_leaderboard`). Off
+  unless asked for: the figures
+  are measured on the run's secret draws, and Gradescope shows the leaderboard to the class.
+  Without it the figures are removed from the records all the same.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import shlex
 import shutil
 import stat
 import tempfile
@@ -42,6 +58,32 @@ SKIP_SUFFIXES = (".pyc", ".gz", ".idx", ".ubyte")
 SCRIPTS = ("setup.sh", "run_autograder")
 # pip arguments of setup.sh: CPU-only torch wheels (Gradescope has no GPU; they are much smaller).
 DEFAULT_PIP_ARGS = "--extra-index-url https://download.pytorch.org/whl/cpu"
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")   # Gradescope's test visibilities
+
+
+def parse_visibility(rules) -> list[tuple[str, str]]:
+    """``["PATTERN=VISIBILITY", ...]`` -> ``[(pattern, visibility)]``. A pattern is ``public`` or
+    ``hidden`` (the suite), an exercise name, or a glob on a test's node id or name
+    (``hidden/test_masks.py::*``). Raises ValueError for a rule without ``=`` or an unknown visibility."""
+    parsed = []
+    for rule in rules or ():
+        pattern, sep, value = str(rule).rpartition("=")
+        if not sep or not pattern or value not in VISIBILITIES:
+            raise ValueError(f"a visibility rule is PATTERN=VISIBILITY with VISIBILITY one of "
+                             f"{', '.join(VISIBILITIES)}; got {rule!r}")
+        parsed.append((pattern, value))
+    return parsed
+
+
+def apply_visibility(results, rules: list[tuple[str, str]]) -> None:
+    """Set each test's visibility by the last rule of ``rules`` (:func:`parse_visibility`) that
+    matches it; a test no rule matches keeps the grading's (public ``visible``, hidden
+    ``after_published``)."""
+    for test in results.tests:
+        keys = [*(test.tags or [])[:2], test.nodeid or "", test.name]
+        for pattern, value in rules:
+            if any(fnmatch.fnmatchcase(key, pattern) for key in keys if key):
+                test.visibility = value
 
 
 def kit_files(root: Path | None = None) -> list[Path]:
@@ -58,9 +100,11 @@ def kit_files(root: Path | None = None) -> list[Path]:
     return sorted(found)
 
 
-def render_scripts(names=None, *, pip_args: str = DEFAULT_PIP_ARGS) -> dict[str, str]:
+def render_scripts(names=None, *, pip_args: str = DEFAULT_PIP_ARGS, visibility=(), with_leaderboard: bool = False
+                   ) -> dict[str, str]:
     """``{script name: text}`` of ``setup.sh`` and ``run_autograder`` (jinja2 templates in
-    ``templates/gradescope/``). ``names``: the exercises to grade (default: all)."""
+    ``templates/gradescope/``). ``names``: the exercises to grade (default: all); ``visibility``
+    and ``with_leaderboard``: see the module's text (ValueError for a bad rule)."""
     import jinja2
 
     selected = list(names) if names else []
@@ -68,22 +112,28 @@ def render_scripts(names=None, *, pip_args: str = DEFAULT_PIP_ARGS) -> dict[str,
         exercises.get(name)  # ValueError on an unknown name
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(paths.templates_dir() / "gradescope")),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    context = dict(default_root=DEFAULT_ROOT, exercises=selected, pip_args=pip_args)
+    options = [f"--visibility {shlex.quote(f'{p}={v}')}" for p, v in parse_visibility(visibility)]
+    options += ["--leaderboard"] if with_leaderboard else []
+    context = dict(default_root=DEFAULT_ROOT, exercises=selected, pip_args=pip_args, options=options)
     return {name: env.get_template(f"{name}.j2").render(**context) for name in SCRIPTS}
 
 
-def build_zip(out: Path, names=None, *, pip_args: str = DEFAULT_PIP_ARGS) -> list[str]:
+def build_zip(out: Path, names=None, *, pip_args: str = DEFAULT_PIP_ARGS, visibility=(),
+              with_leaderboard: bool = False) -> list[str]:
     """Write the Gradescope autograder zip to ``out``; returns the member names.
 
     Args:
         out: the ``.zip`` to write (replaced if it exists).
         names: exercises to grade (default: every exercise).
         pip_args: extra ``pip install`` arguments for ``setup.sh``.
+        visibility: ``PATTERN=VISIBILITY`` rules (:func:`parse_visibility`).
+        with_leaderboard: put the training checks' held-out figures on Gradescope's leaderboard.
 
     Raises:
         FileNotFoundError: when this kit has no ``solutions/`` (a student edition cannot
             build an autograder).
-        ValueError: for an unknown exercise name or an ``out`` that does not end in ``.zip``.
+        ValueError: for an unknown exercise name, a bad visibility rule or an ``out`` that does
+            not end in ``.zip``.
     """
     root = paths.kit_root()
     if paths.solutions_dir() is None:
@@ -91,7 +141,7 @@ def build_zip(out: Path, names=None, *, pip_args: str = DEFAULT_PIP_ARGS) -> lis
     out = Path(out)
     if out.suffix != ".zip":
         raise ValueError(f"--out must name a .zip file, got {out}")
-    scripts = render_scripts(names, pip_args=pip_args)
+    scripts = render_scripts(names, pip_args=pip_args, visibility=visibility, with_leaderboard=with_leaderboard)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     members = []
@@ -134,16 +184,18 @@ def mnist_files(names=None) -> list[Path]:
     return files
 
 
-def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
+def run_autograder(root: Path, names=None, *, seed: int | None = None, visibility=(),
+                   with_leaderboard: bool = False) -> dict:
     """Grade ``root/submission`` with the public and hidden suites into ``root/results/results.json``.
 
-    The submission (``.py`` files or notebooks named after the exercises, possibly inside one
-    folder, or a single ``.zip``) is copied to a scratch folder first. A submission that cannot
+    The submission (``.py`` files or notebooks named after the exercises, possibly inside
+    folders, or a single ``.zip``) is copied to a scratch folder first. A submission that cannot
     be graded at all (bad zip, unreadable notebook) still gets a results.json: zero points and
-    the reason. Returns the results written.
+    the reason. ``visibility`` (rules) and ``with_leaderboard``: see the module's text. Returns
+    the results written.
     """
     from autograder.intake import submission
-    from autograder.run import grading  # here: building the autograder zip imports no torch
+    from autograder.run import credit, grading  # here: building the autograder zip imports no torch
 
     root = Path(root)
     results_path = root / "results" / "results.json"
@@ -152,7 +204,7 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
         shutil.copytree(root / "submission", work)
         zips = sorted(work.glob("*.zip"))
         has_modules = any(work.rglob("*.py")) or any(work.rglob("*.ipynb"))
-        target = zips[0] if zips and not has_modules else submission._submission_root(work)
+        target = zips[0] if zips and not has_modules else submission.submission_root(work)
         try:
             results = grading.grade_submission(target, visibility=("public", "hidden"),
                                                names=list(names or ()) or None, seed=seed)
@@ -160,6 +212,10 @@ def run_autograder(root: Path, names=None, *, seed: int | None = None) -> dict:
             results = error_results(f"The submission could not be graded: {exc} "
                                     f"(제출물을 채점할 수 없습니다)", names=names, with_tests=True)
     results.submission = "submission"
+    apply_visibility(results, parse_visibility(visibility))
+    entries = credit.take_leaderboard(results)
+    if entries and with_leaderboard:
+        results.top[credit.LEADERBOARD] = entries
     data = results.to_gradescope()
     write_json_atomic(results_path, data)
     _print_withheld(results)
@@ -185,9 +241,12 @@ def _print_withheld(results) -> None:
               help="Gradescope's autograder folder (submission/ in, results/ out).")
 @click.option("--exercise", "names", multiple=True, help="Grade only this exercise (repeatable).")
 @click.option("--seed", type=int, default=None, help="Seed of the hidden tests (default: a fresh one).")
-def main(root, names, seed):
+@click.option("--visibility", "visibility", multiple=True, metavar="PATTERN=VISIBILITY",
+              help="A test's Gradescope visibility (repeatable; see tkit export gradescope --help).")
+@click.option("--leaderboard", "with_leaderboard", is_flag=True, help="Write the held-out figures as leaderboard entries.")
+def main(root, names, seed, visibility, with_leaderboard):
     """Grade ROOT/submission for Gradescope and write ROOT/results/results.json."""
-    results = run_autograder(root, names, seed=seed)
+    results = run_autograder(root, names, seed=seed, visibility=visibility, with_leaderboard=with_leaderboard)
     click.echo(f"{results['score']:g} points; results in {Path(root) / 'results' / 'results.json'}")
 
 

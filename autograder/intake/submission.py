@@ -15,9 +15,8 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from autograder import exercises
 from autograder.i18n import _
-from autograder.intake import limits, notebooks
+from autograder.intake import layout, limits, notebooks
 from autograder.intake.untrusted import shown
 
 MAX_ZIP_FILES = 2000  # entries of a zip, and modules of a submission
@@ -38,40 +37,53 @@ class SubmissionFormatError(ValueError):
 
 @contextlib.contextmanager
 def prepared(path: Path, notes: list[str] | None = None):
-    """Yield a folder holding the submission's modules: the folder itself, or a
-    temporary one with a .zip's (or notebooks') contents. Raises SubmissionFormatError.
+    """Yield a folder holding the submission's modules (``<exercise>.py`` at its top): the folder
+    itself when it is graded as it is, else a temporary one with the modules under their
+    exercises' names. Raises SubmissionFormatError.
 
-    Notebooks named after an exercise (``masks.ipynb``) become modules (``masks.py``)
-    through :mod:`autograder.intake.notebooks`; a ``.py`` of the same name wins over its notebook.
-    What the conversion removed or ignored is appended to ``notes`` (warnings for the results).
+    Which files are the modules, in which folder, is :func:`autograder.intake.layout.find`'s
+    choice (near-miss names such as ``Attention.py`` or ``attention (1).py``, one folder level
+    or two below the top, a zip's folders at any depth); notebooks named after an exercise
+    (``masks.ipynb``) become modules (``masks.py``) through :mod:`autograder.intake.notebooks`,
+    and a ``.py`` of the same name wins over its notebook. What was chosen, converted, removed or
+    left out is appended to ``notes`` (warnings for the results).
 
     The work done here, in the trusted parent, is bounded before it starts: the raw files read
-    (a .zip, notebooks) are at most ``limits.SUBMISSION_INTAKE_MAX_BYTES`` together, and the
-    graded code (top-level ``.py`` files, notebooks once converted) at most
-    ``limits.SUBMISSION_CODE_MAX_BYTES`` (:func:`autograder.intake.limits.check_code_size`); sizes are
-    taken from the file system before anything is read, so a sparse 32 GiB file costs nothing.
+    (a .zip, notebooks) are at most ``limits.SUBMISSION_INTAKE_MAX_BYTES`` together, the graded
+    code (top-level ``.py`` files, notebooks once converted) at most
+    ``limits.SUBMISSION_CODE_MAX_BYTES`` (:func:`autograder.intake.limits.check_code_size`), and
+    the folders searched at most ``layout.MAX_ENTRIES`` entries; sizes are taken from the file
+    system before anything is read, so a sparse 32 GiB file costs nothing.
     """
     path = Path(path)
     notes = [] if notes is None else notes
     if path.is_dir():
         _check_code(path)
-        if _notebooks_to_convert(path):
-            with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
-                _copy_with_notebooks(path, Path(tmp), notes)
-                _check_code(Path(tmp))
-                yield Path(tmp)
+        found = _layout(path, layout.FOLDER_DEPTH)
+        notes.extend(found.notes)
+        if found.as_is:
+            yield path
             return
-        yield path
+        with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
+            _materialise(found, Path(tmp), notes)
+            _check_code(Path(tmp))
+            yield Path(tmp)
     elif path.suffix == ".zip" and path.is_file():
         with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
-            extract_zip(path, Path(tmp), notes)
-            root = _submission_root(Path(tmp))
-            _check_code(root)
-            yield root
+            extract_zip(path, Path(tmp))
+            found = _layout(Path(tmp), None)
+            notes.extend(found.notes)
+            _materialise(found, found.root, notes)
+            _check_code(found.root)
+            yield found.root
     elif path.suffix == ".ipynb" and path.is_file():
         _check_intake({path.name: path.stat().st_size})
         with tempfile.TemporaryDirectory(prefix="tkit-sub-") as tmp:
-            _convert_notebook(path, Path(tmp) / f"{path.stem}.py", notes)
+            name, exact = layout.exercise_of(path.name)
+            if name is not None and not exact:
+                notes.append(_("{file} was graded as {module} (name your file {module})").format(
+                    file=shown(path.name), module=f"{name}.ipynb"))
+            _convert_notebook(path, Path(tmp) / f"{name or path.stem}.py", notes)
             _check_code(Path(tmp))
             yield Path(tmp)
     elif not path.exists():
@@ -79,6 +91,19 @@ def prepared(path: Path, notes: list[str] | None = None):
     else:
         raise SubmissionFormatError(_("submission {path} is not a folder, a .zip or a .ipynb file").format(
             path=shown(str(path))))
+
+
+def _layout(folder: Path, depth: int | None) -> layout.Layout:
+    try:
+        return layout.find(folder, depth)
+    except layout.TooManyEntries as exc:
+        raise SubmissionFormatError(str(exc)) from None
+
+
+def submission_root(folder: Path) -> Path:
+    """The folder of ``folder`` (searched at any depth) that holds the modules (see
+    :func:`autograder.intake.layout.find`). Raises SubmissionFormatError."""
+    return _layout(Path(folder), None).root
 
 
 def _check_code(folder: Path) -> None:
@@ -105,25 +130,25 @@ def _check_intake(sizes: dict[str, int]) -> None:
             names=names, size=total // 2**20, limit=limit // 2**20))
 
 
-def _notebooks_to_convert(folder: Path) -> list[Path]:
-    """The notebooks of ``folder`` named after an exercise that have no ``.py`` beside them
-    (regular files only, never symlinks; see :func:`submission_files`).
-    Raises SubmissionFormatError when they are over the intake limit together."""
-    found = [nb for nb in submission_files(folder, (".ipynb",))
-             if nb.stem in exercises.BY_NAME and not (folder / f"{nb.stem}.py").exists()]
-    _check_intake({nb.name: nb.stat().st_size for nb in found})
-    return found
-
-
-def _copy_with_notebooks(src: Path, dest: Path, notes: list[str]) -> None:
-    """The folder's modules (regular files only) plus its notebooks converted to modules."""
-    for entry in submission_files(src):
-        shutil.copyfile(entry, dest / entry.name)
-        if entry.with_suffix(".ipynb").is_file():
-            notes.append(_("{notebook}: ignored, {module} is graded instead").format(
-                notebook=f"{entry.stem}.ipynb", module=entry.name))
-    for nb in _notebooks_to_convert(src):
-        _convert_notebook(nb, dest / f"{nb.stem}.py", notes)
+def _materialise(found: layout.Layout, dest: Path, notes: list[str]) -> None:
+    """Put ``found``'s modules into ``dest`` as ``<exercise>.py`` (notebooks converted, near
+    misses renamed: in place when ``dest`` is the layout's own folder, an unpacked zip; copied
+    otherwise, with the folder's other top-level ``.py`` files, the student's helper modules)."""
+    notebooks_ = {name: p for name, p in found.modules.items() if p.suffix.lower() == ".ipynb"}
+    _check_intake({p.name: p.stat().st_size for p in notebooks_.values()})
+    if dest != found.root:
+        for entry in submission_files(found.root):
+            if layout.exercise_of(entry.name)[0] is None:
+                shutil.copyfile(entry, dest / entry.name)
+    for name, source in found.modules.items():
+        target = dest / f"{name}.py"
+        if name in notebooks_:
+            _convert_notebook(source, target, notes)
+        elif source != target:
+            data = source.read_bytes()
+            if dest == found.root:
+                source.unlink()   # a case-only rename on a case-insensitive file system
+            target.write_bytes(data)
 
 
 def _convert_notebook(nb_path: Path, out: Path, notes: list[str] | None = None) -> None:
@@ -134,15 +159,6 @@ def _convert_notebook(nb_path: Path, out: Path, notes: list[str] | None = None) 
     if notes is not None:
         notes.extend(converted.warnings)
     out.write_text(converted.source, encoding="utf-8")
-
-
-def _submission_root(folder: Path) -> Path:
-    """The folder inside an extracted zip that holds the modules (zips often wrap one folder)."""
-    names = set(exercises.NAMES)
-    candidates = [folder] + sorted(p for p in folder.rglob("*") if p.is_dir() and "__MACOSX" not in p.parts)
-    best = max(candidates, key=lambda d: sum((d / f"{n}.py").is_file() or (d / f"{n}.ipynb").is_file()
-                                             for n in names))
-    return best
 
 
 def _check_member(zip_name: str, info: zipfile.ZipInfo) -> None:
@@ -172,12 +188,12 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, zip_n
             out.write(chunk)
 
 
-def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> None:
+def extract_zip(zip_path: Path, dest: Path) -> None:
     """Extract ``.py``/``.ipynb`` members safely and with bounded work: the zip and its unpacked
     members each at most ``limits.SUBMISSION_INTAKE_MAX_BYTES``, at most ``MAX_ZIP_FILES``
     entries, no absolute paths, no ``..``, no links, no absurd names, no member packed more than
-    ``MAX_ZIP_RATIO`` times, none larger than it declares. Notebooks named after an exercise
-    become modules (their warnings go to ``notes``). Raises SubmissionFormatError on a bad or
+    ``MAX_ZIP_RATIO`` times, none larger than it declares (:func:`prepared` then converts the
+    notebooks it grades). Raises SubmissionFormatError on a bad or
     oversize archive (names in messages shown with control characters escaped)."""
     zip_name = shown(zip_path.name)
     _check_intake({zip_path.name: zip_path.stat().st_size})
@@ -194,9 +210,6 @@ def extract_zip(zip_path: Path, dest: Path, notes: list[str] | None = None) -> N
                 target = dest.joinpath(*PurePosixPath(info.filename).parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 _copy_member(zf, info, target, zip_name)
-            for nb in sorted(dest.rglob("*.ipynb")):
-                if nb.stem in exercises.BY_NAME and not nb.with_suffix(".py").exists():
-                    _convert_notebook(nb, nb.with_suffix(".py"), notes)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError,
             zlib.error, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
         # corrupt, encrypted, unknown compression, member names that clash (a.py and a.py/b.py)

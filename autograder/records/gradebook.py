@@ -1,44 +1,53 @@
 """The class gradebook: an SQLite file with a row per submission and a row per test.
 
-Every submission is written in one transaction (its row, its test rows, its results JSON), so a
-run that is killed loses nothing already recorded, and a reader never sees half a submission.
-``tkit grade --resume`` asks :meth:`Gradebook.needs_grading` and regrades only the submissions
-whose content hash, kit version or grading options changed. Shards of a class graded in
-parallel are joined with :func:`merge`; :meth:`Gradebook.export_csv` writes grades.csv for an LMS.
+Every submission is written in one transaction (its row, its test rows, its results JSON, the
+digests of its output files, what a regrade changed), so a run that is killed loses nothing
+already recorded, and a reader never sees half a submission. ``tkit grade`` commits that
+transaction *last*, after the submission's files are written
+(:class:`autograder.records.class_run.ClassRecords`): a row means the whole grading is on disk.
+``--resume`` reads :meth:`Gradebook.stored` and regrades a submission whose content, grading
+fingerprint (:mod:`.fingerprint`) or options differ, or whose files are not the ones recorded.
+Shards of a class graded in parallel are joined with :func:`merge`; :meth:`Gradebook.export_csv`
+writes grades.csv.
 
 Tables::
 
     meta(key PRIMARY KEY, value)                       -- schema version, run seed
     submissions(student_id PRIMARY KEY, content_hash, kit_version, options, seed, score,
-                max_score, execution_time, graded_at, error, results_json)
+                max_score, execution_time, graded_at, error, results_json, fingerprint, outputs)
     tests(student_id, nodeid, exercise, name, visibility, status, score, max_score,
           mistake, failure, duration, signature, PRIMARY KEY (student_id, nodeid))
+    fingerprints(digest PRIMARY KEY, parts)            -- each grading fingerprint's parts (JSON)
+    regrades(student_id PRIMARY KEY, at, why, old_score, new_score, old_fingerprint,
+             new_fingerprint, moved)                   -- each student's latest regrade
 
 ``tests.signature`` is a failing test's wrong-output fingerprint (instructor-side behaviour
-evidence, :mod:`autograder.similarity.behaviour`; never in ``results_json``); a gradebook of an
-earlier kit gets the column, empty, when opened. ``results_json`` is the instructor's form
-(``Results.to_gradescope(instructor=True)``: what hidden tests withhold from the student
-included), and the ``tests`` rows hold a hidden test's own mistake, failure and duration.
+evidence, :mod:`autograder.similarity.behaviour`; never in ``results_json``);
+``submissions.outputs`` is ``{file name: SHA-256}`` of the files written for the grading.
+``results_json`` is the instructor's form (``Results.to_gradescope(instructor=True)``: what
+hidden tests withhold from the student included), and the ``tests`` rows hold a hidden test's
+own mistake, failure and duration. A gradebook of an earlier kit gets the new columns and
+tables, empty, when opened (and ``--resume`` then regrades it all: no fingerprint matches an
+empty one).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
 from pathlib import Path
 
 from autograder import __version__, exercises
-from autograder.intake.limits import SUBMISSION_INTAKE_MAX_BYTES
+from autograder.intake.layout import content_hash  # noqa: F401  (what the gradebook's content_hash column holds)
 from autograder.intake.textfiles import write_text_atomic
-from autograder.intake.untrusted import csv_text
+from autograder.intake.untrusted import csv_text, shown
 from autograder.results import not_graded
 from autograder.results.model import Results, TestResult
-from autograder.intake.submission import submission_files
 
 
 SCHEMA_VERSION = "1"
+MAX_REASON = 500   # characters of a not-graded reason in grades.csv
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS submissions (
@@ -52,7 +61,9 @@ CREATE TABLE IF NOT EXISTS submissions (
     execution_time REAL,
     graded_at REAL NOT NULL,
     error TEXT NOT NULL DEFAULT '',
-    results_json TEXT NOT NULL
+    results_json TEXT NOT NULL,
+    fingerprint TEXT NOT NULL DEFAULT '',
+    outputs TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS tests (
     student_id TEXT NOT NULL REFERENCES submissions(student_id) ON DELETE CASCADE,
@@ -69,52 +80,30 @@ CREATE TABLE IF NOT EXISTS tests (
     signature TEXT,
     PRIMARY KEY (student_id, nodeid)
 );
+CREATE TABLE IF NOT EXISTS fingerprints (digest TEXT PRIMARY KEY, parts TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS regrades (
+    student_id TEXT PRIMARY KEY,
+    at REAL NOT NULL,
+    why TEXT NOT NULL,
+    old_score REAL,
+    new_score REAL,
+    old_fingerprint TEXT,
+    new_fingerprint TEXT,
+    moved TEXT NOT NULL DEFAULT '[]'
+);
 """
+# columns added since the first schema: (table, column, declaration), added when an older file is opened
+ADDED_COLUMNS = (("tests", "signature", "TEXT"), ("submissions", "fingerprint", "TEXT NOT NULL DEFAULT ''"),
+                 ("submissions", "outputs", "TEXT NOT NULL DEFAULT ''"))
 SUBMISSION_COLUMNS = ("student_id", "content_hash", "kit_version", "options", "seed", "score", "max_score",
-                      "execution_time", "graded_at", "error", "results_json")
+                      "execution_time", "graded_at", "error", "results_json", "fingerprint", "outputs")
+REGRADE_COLUMNS = ("student_id", "at", "why", "old_score", "new_score", "old_fingerprint", "new_fingerprint", "moved")
 TEST_COLUMNS = ("student_id", "nodeid", "exercise", "name", "visibility", "status", "score", "max_score",
                 "mistake", "failure", "duration", "signature")
-HASHED_SUFFIXES = (".py", ".ipynb")
 
 
 class GradebookError(ValueError):
     """A gradebook file is not one of the kit's, or has a different schema version."""
-
-
-def content_hash(path: Path) -> str:
-    """SHA-256 of what the grader reads from a submission: a .zip/.ipynb file's bytes, or, for
-    a folder, its top-level regular ``.py``/``.ipynb`` files (name and bytes, sorted; never a
-    symlink, as :func:`autograder.intake.submission.submission_files`). Files are read in chunks.
-
-    The bytes read are bounded: when the files are over ``limits.SUBMISSION_INTAKE_MAX_BYTES``
-    together (sizes from the file system), their names, sizes and modification times are hashed
-    instead of their bytes. Grading refuses such a submission anyway (a clear error for that
-    student); ``--resume`` regrades it when one of those changes.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"submission {path} does not exist")
-    files = [path] if path.is_file() else submission_files(path, tuple(HASHED_SUFFIXES))
-    stats = [f.stat() for f in files]
-    oversize = sum(st.st_size for st in stats) > SUBMISSION_INTAKE_MAX_BYTES
-    if path.is_file() and not oversize:
-        return _file_digest(path).hexdigest()
-    digest = hashlib.sha256()
-    for file, st in zip(files, stats):
-        digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
-        if oversize:
-            digest.update(f"oversize {st.st_size} {st.st_mtime_ns}".encode() + b"\0")
-        else:
-            digest.update(_file_digest(file).digest())
-    return digest.hexdigest()
-
-
-def _file_digest(path: Path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest
 
 
 def options_key(options: dict) -> str:
@@ -139,7 +128,7 @@ class Gradebook:
                 self.conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")   # all tables or none
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             version = self.get_meta("schema_version")
-            self._add_signature_column()
+            self._add_columns()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise GradebookError(f"{self.path} is not a gradebook ({exc})") from None
@@ -163,12 +152,13 @@ class Gradebook:
             raise GradebookError(f"{self.path} is not a gradebook (an SQLite database with "
                                  f"{len(tables)} other table(s) and no gradebook schema version)")
 
-    def _add_signature_column(self) -> None:
-        """A gradebook of an earlier kit: add ``tests.signature`` (empty), an additive change."""
-        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(tests)")}
-        if "signature" not in columns:
-            with self.conn:
-                self.conn.execute("ALTER TABLE tests ADD COLUMN signature TEXT")
+    def _add_columns(self) -> None:
+        """A gradebook of an earlier kit: add the :data:`ADDED_COLUMNS` it lacks (empty), an
+        additive change."""
+        with self.conn:
+            for table, column, declaration in ADDED_COLUMNS:
+                if column not in {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def __enter__(self) -> "Gradebook":
         return self
@@ -190,26 +180,47 @@ class Gradebook:
 
     # -- writing -----------------------------------------------------------------------------
     def record(self, student_id: str, results: Results, *, content_hash: str, options: str = "",
-               data: dict | None = None) -> None:
+               data: dict | None = None, fingerprint: str = "", outputs: dict | None = None,
+               regrade: dict | None = None) -> None:
         """Store one submission's results (replacing an earlier grading) in one transaction.
         ``results`` may carry ``error`` (a submission that could not be graded). ``data``: its
         instructor-side results dict when the caller has made it already
-        (``results.to_gradescope(instructor=True)`` otherwise). Raises TypeError when ``results`` is not :class:`~autograder.results.model.Results`."""
+        (``results.to_gradescope(instructor=True)`` otherwise). ``fingerprint``: the digest of what
+        graded it (:mod:`.fingerprint`); ``outputs``: ``{file name: SHA-256}`` of the files written
+        for it; ``regrade``: what changed since the grading it replaces
+        (:func:`autograder.records.regrades.change`), kept as the student's latest regrade. Raises
+        TypeError when ``results`` is not :class:`~autograder.results.model.Results`."""
         if not isinstance(results, Results):
             raise TypeError(f"record takes Results, got {type(results).__name__}")
         data = results.to_gradescope(instructor=True) if data is None else data
+        now = time.time()
         row = {
             "student_id": student_id, "content_hash": content_hash,
             "kit_version": results.kit_version or __version__, "options": options,
             "seed": results.seed, "score": results.score,
             "max_score": float(results.max_score or 0.0),
-            "execution_time": results.total_time, "graded_at": time.time(),
+            "execution_time": results.total_time, "graded_at": now,
             "error": results.error or "",
             "results_json": json.dumps(data, ensure_ascii=False),
+            "fingerprint": fingerprint, "outputs": json.dumps(outputs or {}, sort_keys=True),
         }
         tests = [_test_row(student_id, t) for t in results.tests]
         with self.conn:   # one transaction: all of it or none of it
             self._insert(row, tests)
+            if regrade is not None:
+                change = {**regrade, "student_id": student_id, "at": now}
+                self.conn.execute(f"INSERT OR REPLACE INTO regrades ({', '.join(REGRADE_COLUMNS)}) VALUES "
+                                  f"({', '.join('?' * len(REGRADE_COLUMNS))})", [change[c] for c in REGRADE_COLUMNS])
+
+    def remember_fingerprint(self, digest: str, parts: dict) -> None:
+        """Keep the parts of a grading fingerprint, to say later which of them a regrade changed."""
+        with self.conn:
+            self.conn.execute("INSERT OR IGNORE INTO fingerprints VALUES (?, ?)", (digest, json.dumps(parts)))
+
+    def fingerprint_parts(self, digest: str) -> dict | None:
+        """The parts of a fingerprint this gradebook recorded (None when unknown)."""
+        row = self.conn.execute("SELECT parts FROM fingerprints WHERE digest = ?", (digest,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def _insert(self, row: dict, tests: list[dict]) -> None:
         self.conn.execute("DELETE FROM tests WHERE student_id = ?", (row["student_id"],))
@@ -221,13 +232,24 @@ class Gradebook:
                               [[t.get(c) for c in TEST_COLUMNS] for t in tests])
 
     # -- reading -----------------------------------------------------------------------------
-    def needs_grading(self, student_id: str, content_hash: str, options: str = "") -> bool:
-        """True unless the gradebook holds a grading of this exact content, by this kit version,
-        with these options."""
-        row = self.conn.execute(
-            "SELECT content_hash, kit_version, options, error FROM submissions WHERE student_id = ?",
-            (student_id,)).fetchone()
-        return row is None or tuple(row[:3]) != (content_hash, __version__, options)
+    def stored(self, student_id: str) -> dict | None:
+        """The stored grading of a student as ``{column: value}`` of :data:`SUBMISSION_COLUMNS`
+        (``outputs`` decoded to a dict), or None when there is none: what ``--resume`` compares."""
+        cursor = self.conn.execute(f"SELECT {', '.join(SUBMISSION_COLUMNS)} FROM submissions WHERE student_id = ?",
+                                   (student_id,))
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        out = dict(zip(SUBMISSION_COLUMNS, row))
+        out["outputs"] = json.loads(out["outputs"] or "{}")
+        return out
+
+    def regrades(self, fingerprint: str) -> list[dict]:
+        """The latest regrade of each student that ``fingerprint`` graded (rows of
+        :data:`REGRADE_COLUMNS`), by student id."""
+        cursor = self.conn.execute(f"SELECT {', '.join(REGRADE_COLUMNS)} FROM regrades WHERE new_fingerprint = ? "
+                                   "ORDER BY student_id", (fingerprint,))
+        return [dict(zip(REGRADE_COLUMNS, row)) for row in cursor]
 
     def students(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT student_id FROM submissions ORDER BY student_id")]
@@ -259,18 +281,24 @@ class Gradebook:
         return out
 
     def grade_rows(self, class_results: dict[str, Results] | None = None) -> tuple[list[str], list[list]]:
-        """The header and rows of grades.csv: student id, each exercise's score, total, and
-        ``not_graded`` (the exercises the grader could not judge, space-separated). Score cells
-        stay numeric: an exercise not graded (or not selected) is an empty cell.
+        """The header and rows of grades.csv: student id, each exercise's score, total,
+        ``not_graded`` (the exercises the grader could not judge, space-separated; ``all`` for a
+        hand-in it could not read) and ``not_graded_reason`` (why, in one line). Score cells stay
+        numeric: an exercise not graded (or not selected) is an empty cell, and so is the total of
+        a hand-in that could not be graded, never a 0 an LMS would import.
         ``class_results``: :meth:`all_results` when the caller has it (read here otherwise)."""
-        names = [n for n in exercises.NAMES]
-        header = ["student_id", *names, "total", "not_graded"]
+        names = list(exercises.NAMES)
+        header = ["student_id", *names, "total", "not_graded", "not_graded_reason"]
         rows = []
         for sid, results in (self.all_results() if class_results is None else class_results).items():
+            if results.error:
+                rows.append([sid, *[""] * len(names), "", "all", shown(results.error)])
+                continue
             per = results.exercises or {}
             ungraded = not_graded.of_results(results)
+            reasons = dict.fromkeys(not_graded.reason(t) for t in results.tests if not_graded.reason(t))
             rows.append([sid, *[_fmt(per[n].score) if n in per and n not in ungraded else "" for n in names],
-                         _fmt(results.score), " ".join(ungraded)])
+                         _fmt(results.score), " ".join(ungraded), shown("; ".join(reasons))[:MAX_REASON]])
         return header, rows
 
     def export_csv(self, out: Path, class_results: dict[str, Results] | None = None) -> Path:
@@ -341,10 +369,12 @@ def merge(sources: list[Path], out: Path, *, allow_mixed_seeds: bool = False) ->
                 shard.conn.row_factory = sqlite3.Row
                 subs = [dict(r) for r in shard.conn.execute("SELECT * FROM submissions")]
                 tests = [dict(r) for r in shard.conn.execute("SELECT * FROM tests")]
+                prints = [tuple(r) for r in shard.conn.execute("SELECT digest, parts FROM fingerprints")]
             by_student: dict[str, list[dict]] = {}
             for t in tests:
                 by_student.setdefault(t["student_id"], []).append(t)
             with target.conn:   # one transaction per shard
+                target.conn.executemany("INSERT OR IGNORE INTO fingerprints VALUES (?, ?)", prints)
                 for sub in subs:
                     sid = sub["student_id"]
                     current = target.conn.execute("SELECT graded_at FROM submissions WHERE student_id = ?",

@@ -356,7 +356,7 @@ def render(figures: dict, labels: dict) -> list[dict]:
     """PNG data URIs for the known figures in ``figures``, in :data:`FIGURES`' order:
     a list of ``{"name", "exercise", "title", "caption", "uri"}``. ``labels`` holds the translated
     axis labels, titles and captions (see :func:`autograder.reports.render.picture_labels`).
-    A figure whose data is malformed has ``"error"`` (why) in place of ``"uri"``."""
+    A figure whose data is malformed, or that plotting fails to draw, has ``"error"`` (why), ``"uri"`` empty."""
     drawers = {
         "pe_table": lambda d: draw_pe(d, labels),
         "attention_padded": lambda d: draw_attention(d, "attention_padded", labels),
@@ -368,11 +368,12 @@ def render(figures: dict, labels: dict) -> list[dict]:
     for name, exercise in FIGURES.items():
         if name not in figures:
             continue
-        entry = {"name": name, "exercise": exercise, "title": labels[name], "caption": labels.get(f"{name}_caption", "")}
+        entry = {"name": name, "exercise": exercise, "title": labels[name], "caption": labels.get(f"{name}_caption", ""),
+                 "uri": ""}
         try:
             entry["uri"] = drawers[name](figures[name])
-        except FigureDataError as exc:
-            entry["error"] = str(exc)
+        except Exception as exc:   # noqa: BLE001 - bad data, or a plotting library missing or broken: the picture only
+            entry["error"] = str(exc) if isinstance(exc, FigureDataError) else f"not drawn here ({type(exc).__name__})"
         out.append(entry)
     return out
 

@@ -244,6 +244,7 @@ def feedback_context(results: Results | dict, student: str = "", *, pictures: bo
         "seed": results.seed, "kit_version": results.kit_version or __version__,
         "execution_time": results.execution_time,
         "error": shown(results.error or "", one_line=False),
+        "warnings": [shown(w) for w in results.warnings or []],   # what taking the hand-in in changed
         "self_check": self_check, "any_hidden": any(v["hidden"] for v in views),
     }
 
@@ -299,10 +300,11 @@ def write_feedback(results: Results | dict, out_dir: Path, *, student: str = "",
 
 
 # -- per class ----------------------------------------------------------------------------------
-def summary_context(class_results: dict[str, Results | dict], feedback_href=None) -> dict:
+def summary_context(class_results: dict[str, Results | dict], feedback_href=None, regrades=None) -> dict:
     """The template context of ``summary.html`` from ``{student id: results}`` (results of
     submissions that could not be graded carry an ``error``). ``feedback_href(student id)``
-    gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.reports.roster`)."""
+    gives the roster's link to that student's ``feedback.html`` (see :mod:`autograder.reports.roster`);
+    ``regrades``: the students whose score a regrade moved (``records.regrades.report_rows``)."""
     class_results = {sid: as_results(r) for sid, r in class_results.items()}
     graded = {sid: r for sid, r in class_results.items() if not r.error}
     errors = {shown(sid): shown(r.error) for sid, r in class_results.items() if r.error}
@@ -330,7 +332,7 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
         "lang": language(), "kit_version": __version__, "n": len(class_results), "n_graded": len(graded),
         "errors": errors, "max_score": max_score,
         "stats": _stats(scores),
-        "histogram": pics.draw_histogram(scores, max_score, picture_labels()) if scores else "",
+        "histogram": _histogram(scores, max_score),
         "exercise_means": _exercise_means(graded),
         "tests": test_rows,
         "mistakes": [{**(_mistake(mid) or {}), "count": n, "exercise": _mistake_exercise(mid)}
@@ -344,8 +346,20 @@ def summary_context(class_results: dict[str, Results | dict], feedback_href=None
         "roster_exercises": roster.graded_exercises(class_results),
         "seeds": roster.seeds(class_results),
         "attention": [{**row, "causes": [{**c, "hint": shared_causes.hint(c["kind"])} for c in row["causes"]]}
-                      for row in roster.needs_attention(class_results)],
+                      for row in roster.needs_attention(class_results) if not row["error"]],   # errors: listed once, above
+        "regrades": [{**row, "student": shown(row["student"]), "why": shown(row["why"]),
+                      "tests": [{**t, "test": shown(t["test"])} for t in row["tests"]]} for row in regrades or []],
     }
+
+
+def _histogram(scores: list[float], max_score: float) -> str:
+    """The score distribution's picture; '' without scores or when plotting fails (the summary goes on)."""
+    if not scores:
+        return ""
+    try:
+        return pics.draw_histogram(scores, max_score, picture_labels())
+    except Exception:   # noqa: BLE001 - whatever the plotting stack raises costs the picture only
+        return ""
 
 
 def _stats(scores: list[float]) -> dict:
@@ -381,10 +395,12 @@ def _mistake_exercise(mistake_id: str) -> str:
         return ""
 
 
-def render_summary(class_results: dict[str, Results | dict], *, lang: str | None = None, feedback_href=None) -> str:
+def render_summary(class_results: dict[str, Results | dict], *, lang: str | None = None, feedback_href=None,
+                   regrades=None) -> str:
     """``summary.html`` as text (see :func:`summary_context`)."""
     with using(lang):
-        return environment().get_template("summary.html").render(**summary_context(class_results, feedback_href))
+        return environment().get_template("summary.html").render(
+            **summary_context(class_results, feedback_href, regrades))
 
 
 def code_fence(text: str) -> str:

@@ -1,6 +1,9 @@
 """What a passing test awards and attaches: partial credit and plot data for the reports.
 
 The plugin's ``partial`` and ``attach`` fixtures (:mod:`autograder.run.plugin`) hand these to tests.
+A training test also attaches its held-out figure as ``leaderboard`` data
+(``attach("leaderboard", title=..., value=..., order="asc")``): :func:`take_leaderboard` takes it
+out of the records before they are written, for Gradescope's leaderboard or for nothing.
 """
 
 from __future__ import annotations
@@ -57,3 +60,22 @@ def _count_numbers(value) -> int:
     if isinstance(value, list):
         return sum(_count_numbers(v) for v in value)
     return 1
+
+
+LEADERBOARD = "leaderboard"   # the figure name of a test's leaderboard entry
+
+
+def take_leaderboard(results) -> list[dict]:
+    """Remove every test's ``leaderboard`` data from ``results`` (a
+    :class:`~autograder.results.model.Results`); return them as Gradescope's leaderboard entries
+    ``{"name", "value", "order"?}`` (the attached ``title`` is the name; those with a numeric
+    value), in test order."""
+    entries = []
+    for test in results.tests:
+        entry = (test.figures or {}).pop(LEADERBOARD, None)
+        if test.figures == {}:
+            test.figures = None
+        if isinstance(entry, dict) and isinstance(entry.get("value"), (int, float)):
+            entries.append({"name": str(entry.get("title", "")), "value": entry["value"],
+                            **({"order": entry["order"]} if "order" in entry else {})})
+    return entries

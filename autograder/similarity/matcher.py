@@ -21,6 +21,15 @@ A pair is *flagged* when its similarity is at least :data:`FLAG_THRESHOLD` and t
 is at least :data:`FLAG_MIN_MATCH` filtered characters long (so a one-line exercise, where every
 correct answer looks alike, is not flagged by its shares alone).
 
+**A small class** (at most :data:`SMALL_CLASS` students compared) has no "most of the class":
+the class-common rule drops nothing there, and correct answers, which all look like the
+reference, match each other in full (the six-student sample class flagged 135 pairs, the first
+screen all 100 %). There, two students are compared without the reference solution's code (its
+fingerprints are boilerplate too, beside the stub's), a pair's shares are of each student's whole
+code beyond the stub (so the few k-grams where a student's edits meet the stub's text do not
+make 100 %), each student is compared with the reference as usual, and the pairs are *ranked*
+(``Result.small_class``; :attr:`Pair.ranked`), none flagged; the report says so on its first screen.
+
 Each exercise's worker also runs the structural matcher (:mod:`autograder.similarity.structural`) on
 the same modules: its pairs are ``Result.structure``, flagged by their own rule.
 
@@ -49,6 +58,7 @@ CSV_MIN = 0.05          # the CSV lists every pair and exercise at or above this
 FLAG_THRESHOLD = 0.5    # the HTML shows pairs at or above this similarity ...
 FLAG_MIN_MATCH = 80     # ... whose matching code is at least this many filtered characters
 TOP = 50                # and at most this many pairs, the most similar first
+SMALL_CLASS = COMMON_MIN_COUNT   # a class of at most this many students: pairs ranked, none flagged
 DEFAULT_TIME_LIMIT = 900.0  # seconds for a whole run
 
 
@@ -72,20 +82,23 @@ class Pair:
     share_a: float
     share_b: float
     matched: int
-    slices: tuple | None = field(default=None, repr=False, compare=False)  # (A's, B's) when flagged
+    slices: tuple | None = field(default=None, repr=False, compare=False)  # (A's, B's) when flagged or ranked
+    ranked: bool = field(default=False, compare=False)   # a small class's pair: ranked, never flagged
 
     @property
     def flagged(self) -> bool:
-        """At or above :data:`FLAG_THRESHOLD` with at least :data:`FLAG_MIN_MATCH` characters matching."""
-        return self.similarity >= FLAG_THRESHOLD and self.matched >= FLAG_MIN_MATCH
+        """At or above :data:`FLAG_THRESHOLD` with at least :data:`FLAG_MIN_MATCH` characters
+        matching, in a class larger than :data:`SMALL_CLASS` (a small class's pairs are ranked)."""
+        return not self.ranked and self.similarity >= FLAG_THRESHOLD and self.matched >= FLAG_MIN_MATCH
 
 
 @dataclass
 class Result:
     """A class's similarity: ``pairs`` (similarity >= :data:`CSV_MIN`, most similar first),
     ``structure`` (the structural matcher's pairs, :mod:`.structural`), ``refused`` (student id -> why it was not compared), the compared ``students``, the
-    ``sources`` compared (student id, or ``""`` for the reference -> exercise -> code) and
-    whether the run finished before its deadline."""
+    ``sources`` compared (student id, or ``""`` for the reference -> exercise -> code),
+    whether the run finished before its deadline, and whether the class was small (at most
+    :data:`SMALL_CLASS` students: pairs ranked, none flagged)."""
 
     pairs: list[Pair] = field(default_factory=list)
     structure: list = field(default_factory=list)  # structural.StructurePair, the most similar first
@@ -94,6 +107,7 @@ class Result:
     sources: dict[str, dict[str, str]] = field(default_factory=dict)
     complete: bool = True
     seconds: float = 0.0
+    small_class: bool = False
 
 
 class _Deadline:
@@ -228,38 +242,59 @@ def exercise_fingerprints(name: str, codes: dict[str, str], stub: str | None, cl
     return fps
 
 
-def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair]) -> None:
-    """Append to ``pairs`` the pairs of ``fps`` at or above :data:`CSV_MIN` (the reference,
-    key ``""``, goes to ``student_b``), checking ``deadline`` between students."""
-    keys = sorted(fps)  # "" (the reference) sorts first
-    for i, a in enumerate(keys):
+def _pairs_of(name: str, fps: dict, deadline: _Deadline, pairs: list[Pair], reference_fps: dict | None = None,
+              ranked: bool = False, scale: dict | None = None) -> None:
+    """Append to ``pairs`` the pairs at or above :data:`CSV_MIN`: every two students on ``fps``
+    (key -> fingerprint), each student with the reference (key ``""``, reported as ``student_b``
+    None) on ``reference_fps`` (default: ``fps``); ``ranked``: a small class's pairs (their
+    matching regions kept for the report); ``scale``: key -> factor of a student's shares in
+    student pairs (default 1). Checks ``deadline`` between students."""
+    reference_fps = fps if reference_fps is None else reference_fps
+    scale = scale or {}
+    students = sorted(key for key in fps if key)
+    for i, a in enumerate(students):
         deadline.check()
-        for b in keys[i + 1:]:
-            student_a, student_b = (b, None) if not a else (a, b)
-            share_a, share_b, matched, slices_a, slices_b = compare(fps[student_a], fps[student_b or ""], CSV_MIN)
+        others = [(None, reference_fps)] if "" in reference_fps else []
+        for b, on in others + [(b, fps) for b in students[i + 1:]]:
+            share_a, share_b, matched, slices_a, slices_b = compare(on[a], on[b or ""], CSV_MIN)
+            if b is not None:
+                share_a, share_b = share_a * scale.get(a, 1.0), share_b * scale.get(b, 1.0)
             similarity = max(share_a, share_b)
             if similarity >= CSV_MIN:
-                pair = Pair(student_a, student_b, name, round(similarity, 4),
-                            round(share_a, 4), round(share_b, 4), matched)
-                if pair.flagged:
+                pair = Pair(a, b, name, round(similarity, 4), round(share_a, 4), round(share_b, 4), matched,
+                            ranked=ranked)
+                if pair.flagged or ranked:
                     pair.slices = (slices_a, slices_b)
                 pairs.append(pair)
 
 
 def compare_exercise(name: str, codes: dict[str, str], stub: str | None, class_size: int,
-                     until: float | None) -> tuple[list[Pair], list, bool]:
+                     until: float | None, small: bool = False) -> tuple[list[Pair], list, bool]:
     """``(pairs, structure pairs, complete)`` of one exercise's ``codes`` (key -> source, ``""``
     the reference): copydetect's pairs, then the structural matcher's (:mod:`.structural`),
-    stopping at the wall-clock time ``until`` (``time.time()``; None: never). What a worker
-    process runs: one exercise is fingerprinted and compared in one process."""
+    stopping at the wall-clock time ``until`` (``time.time()``; None: never). ``small``: a small
+    class (see the module's text): two students compared without the reference's code, pairs
+    ranked. What a worker process runs: one exercise is fingerprinted and compared in one process."""
     from autograder.similarity import structural
 
     deadline = _Deadline(end=until)
     pairs: list[Pair] = []
     try:
-        _pairs_of(name, exercise_fingerprints(name, codes, stub, class_size, deadline), deadline, pairs)
+        fps = exercise_fingerprints(name, codes, stub, class_size, deadline)
         feats = structural.exercise_features(codes, stub, class_size, deadline)
-        return pairs, structural.exercise_pairs(name, feats, deadline), True
+        if small and "" in codes:   # the share of a student's code beyond the stub that is not the reference's
+            own = exercise_fingerprints(name, {k: c for k, c in codes.items() if k}, stub, class_size, deadline)
+            for fp in own.values():
+                drop_hashes(fp, fps[""].hashes)
+            scale = {k: fp.token_coverage / fps[k].token_coverage if fps[k].token_coverage else 0.0
+                     for k, fp in own.items()}
+            _pairs_of(name, own, deadline, pairs, reference_fps=fps, ranked=True, scale=scale)
+            own_feats = {k: f - feats[""] for k, f in feats.items() if k}
+            feat_scale = {k: len(f) / len(feats[k]) if feats[k] else 0.0 for k, f in own_feats.items()}
+            return pairs, structural.exercise_pairs(name, own_feats, deadline, reference=feats, ranked=True,
+                                                    scale=feat_scale), True
+        _pairs_of(name, fps, deadline, pairs, ranked=small)
+        return pairs, structural.exercise_pairs(name, feats, deadline, ranked=small), True
     except SimilarityTimeout:
         return pairs, [], False
 
@@ -281,7 +316,8 @@ def compare_class(entries: list[tuple[str, Path]], *, reference: bool = True,
                   time_limit: float | None = DEFAULT_TIME_LIMIT, names=None, workers: int = 1) -> Result:
     """Compare every pair of the class ``entries`` (``(student id, path)``), and every student
     with the reference solution (``reference=True``, where the kit has ``solutions/``), on each
-    exercise of ``names`` (default: all), the exercises shared among ``workers`` processes.
+    exercise of ``names`` (default: all), the exercises shared among ``workers`` processes; a
+    class of at most :data:`SMALL_CLASS` is compared as the module's text says (ranked pairs).
     Stops at ``time_limit`` seconds with ``Result.complete`` False and the pairs found so far."""
     start = time.monotonic()
     deadline = _Deadline(time_limit)
@@ -295,12 +331,13 @@ def compare_class(entries: list[tuple[str, Path]], *, reference: bool = True,
         return result
     result.students = sorted(sources)
     result.sources = dict(sources, **({"": refs} if refs else {}))
+    result.small_class = len(sources) <= SMALL_CLASS
     tasks = []
     for name in names or exercises.NAMES:
         codes = {sid: code[name] for sid, code in sources.items() if name in code}
         if name in refs:
             codes[""] = refs[name]
-        tasks.append((name, codes, stubs.get(name), len(sources), deadline.end))
+        tasks.append((name, codes, stubs.get(name), len(sources), deadline.end, result.small_class))
     for pairs, structure, complete in _run_exercises(tasks, workers):
         result.pairs += pairs
         result.structure += structure

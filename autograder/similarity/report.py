@@ -20,8 +20,10 @@ structural matcher's pairs (:mod:`autograder.similarity.structural`) at or above
 most similar first (``structure`` with 4 decimals, ``shared`` the features in common). It is a
 separate file because a rewritten copy can score 0 in code similarity, below ``similarity.csv``'s floor.
 
-The HTML is self-contained (no script, font or style from the network): the method and its
-thresholds, the students refused, and the flagged pairs (at most :data:`~autograder.similarity.matcher.TOP`,
+The HTML is self-contained (no script, font or style from the network): in a small class
+(``matcher.SMALL_CLASS`` students at most) a first-screen note that pairs are ranked, not flagged,
+with the reference's code left out of student pairs; the method and its
+thresholds, the students refused, and the flagged (or ranked) pairs (at most :data:`~autograder.similarity.matcher.TOP`,
 the most similar first), each with both modules side by side and the matching regions marked,
 a section of the pairs the structural matcher flags (with both modules whole, side by side, folded,
 where copydetect did not flag the pair) and one of the pairs the behaviour evidence
@@ -127,8 +129,11 @@ def _shorten(piece: dict, index: int, count: int, context: int) -> list[dict]:
 
 
 def shown_pairs(result: matcher.Result) -> list[matcher.Pair]:
-    """The pairs the HTML shows: the flagged ones, the most similar first, at most ``TOP``."""
-    return [p for p in result.pairs if p.flagged][: matcher.TOP]
+    """The pairs the HTML shows, the most similar first, at most ``TOP``: the flagged ones, or in
+    a small class (``result.small_class``) the ranked ones, two students' pairs before those with
+    the reference solution (which every correct answer resembles)."""
+    ranked = sorted((p for p in result.pairs if p.ranked), key=lambda p: p.student_b is None)   # stable: by similarity within
+    return ([p for p in result.pairs if p.flagged] + ranked)[: matcher.TOP]
 
 
 def html_context(result: matcher.Result, behaviour: behaviour_evidence.BehaviourResult | None = None) -> dict:
@@ -140,9 +145,10 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
         shown.append({"pair": pair,
                       "code_a": segments(result.sources[pair.student_a][pair.exercise], slices_a),
                       "code_b": segments(result.sources[pair.student_b or ""][pair.exercise], slices_b),
-                      "evidence": evidence.get(_key(pair.student_a, pair.student_b, pair.exercise), "code")})
+                      "evidence": evidence.get(_key(pair.student_a, pair.student_b, pair.exercise),
+                                               "ranked" if pair.ranked else "code")})
     code_of = {_key(p.student_a, p.student_b, p.exercise): p.similarity for p in result.pairs}
-    structure_flagged = [p for p in result.structure if p.flagged]
+    structure_flagged = [p for p in result.structure if p.flagged or p.ranked]
     flagged_behaviour = behaviour.flagged if behaviour is not None else []
     return {
         "behaviour": behaviour, "evidence": evidence,
@@ -151,7 +157,7 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
                              "more": max(0, len(p.shared) - behaviour_evidence.TESTS_SHOWN)}
                             for p in flagged_behaviour[:behaviour_evidence.TOP]],
         "behaviour_flagged": len(flagged_behaviour),
-        "structure_shown": [{"pair": p, "evidence": evidence[_key(p.student_a, p.student_b, p.exercise)],
+        "structure_shown": [{"pair": p, "evidence": evidence.get(_key(p.student_a, p.student_b, p.exercise), "ranked"),
                              "code": code_of.get(_key(p.student_a, p.student_b, p.exercise), 0.0),
                              "sources": _unmarked(result, p)}
                             for p in structure_flagged[:matcher.TOP]],
@@ -161,11 +167,11 @@ def html_context(result: matcher.Result, behaviour: behaviour_evidence.Behaviour
         "behaviour_settings": {name: getattr(behaviour_evidence, name) for name in
                                ("NAMED_WEIGHT", "COMMON_SHARE", "COMMON_MIN_COUNT", "FLAG_RARITY",
                                 "MIN_SHARED_TESTS", "TOP", "TESTS_SHOWN")},
-        "result": result, "shown": shown, "flagged": sum(p.flagged for p in result.pairs),
+        "result": result, "shown": shown, "flagged": sum(p.flagged for p in result.pairs), "small": result.small_class,
         "with_reference": "" in result.sources,
         "settings": {name: getattr(matcher, name) for name in
                      ("NOISE", "GUARANTEE", "CSV_MIN", "FLAG_THRESHOLD", "FLAG_MIN_MATCH", "TOP",
-                      "COMMON_SHARE", "COMMON_MIN_COUNT")},
+                      "COMMON_SHARE", "COMMON_MIN_COUNT", "SMALL_CLASS")},
     }
 
 

@@ -46,11 +46,13 @@ class StructurePair:
     share_a: float
     share_b: float
     shared: int
+    ranked: bool = False   # a small class's pair (:data:`autograder.similarity.matcher.SMALL_CLASS`): never flagged
 
     @property
     def flagged(self) -> bool:
-        """At or above :data:`FLAG_THRESHOLD` with at least :data:`FLAG_MIN_SHARED` features shared."""
-        return self.structure >= FLAG_THRESHOLD and self.shared >= FLAG_MIN_SHARED
+        """At or above :data:`FLAG_THRESHOLD` with at least :data:`FLAG_MIN_SHARED` features shared
+        (never a small class's ranked pair)."""
+        return not self.ranked and self.structure >= FLAG_THRESHOLD and self.shared >= FLAG_MIN_SHARED
 
 
 def features(code: str, entries: set[str] | None = None) -> frozenset[int]:
@@ -99,22 +101,28 @@ def exercise_features(codes: dict[str, str], stub: str | None, class_size: int, 
     return {key: fs - common for key, fs in out.items()} if common else out
 
 
-def exercise_pairs(name: str, feats: dict, deadline=None) -> list[StructurePair]:
-    """The pairs of ``feats`` (key -> features; ``""`` the reference, reported as ``student_b``
-    None) at or above :data:`CSV_MIN`, checking ``deadline`` between students."""
+def exercise_pairs(name: str, feats: dict, deadline=None, reference: dict | None = None,
+                   ranked: bool = False, scale: dict | None = None) -> list[StructurePair]:
+    """The pairs at or above :data:`CSV_MIN`: every two students on ``feats`` (key -> features),
+    each student with the reference (key ``""``, reported as ``student_b`` None) on ``reference``
+    (default: ``feats``); ``ranked`` marks a small class's pairs; ``scale``: key -> factor of a
+    student's share in student pairs (default 1). Checks ``deadline`` between students."""
+    reference = feats if reference is None else reference
+    scale = scale or {}
     pairs = []
-    keys = sorted(feats)
-    for i, a in enumerate(keys):
+    students = sorted(key for key in feats if key)
+    for i, a in enumerate(students):
         if deadline is not None:
             deadline.check()
-        fa = feats[a]
-        if not fa:
-            continue
-        for b in keys[i + 1:]:
-            student_a, student_b = (b, None) if not a else (a, b)
-            share_a, share_b, shared = compare(feats[student_a], feats[student_b or ""])
+        others = [(None, reference)] if "" in reference else []
+        for b, on in others + [(b, feats) for b in students[i + 1:]]:
+            if not on[a]:
+                continue
+            share_a, share_b, shared = compare(on[a], on[b or ""])
+            if b is not None:
+                share_a, share_b = share_a * scale.get(a, 1.0), share_b * scale.get(b, 1.0)
             structure = max(share_a, share_b)
             if structure >= CSV_MIN:
-                pairs.append(StructurePair(student_a, student_b, name, round(structure, 4),
-                                           round(share_a, 4), round(share_b, 4), shared))
+                pairs.append(StructurePair(a, b, name, round(structure, 4), round(share_a, 4), round(share_b, 4),
+                                           shared, ranked))
     return pairs

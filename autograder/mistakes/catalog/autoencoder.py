@@ -71,7 +71,7 @@ MUTANTS = [
     ),
 ]
 
-# Classes of mistakes (issue 35): the output range (a convention) and the bottleneck width.
+# Classes of mistakes: the output range (a convention) and the bottleneck width.
 MUTANTS += [
     Mutant(
         id="autoencoder_tanh_output",

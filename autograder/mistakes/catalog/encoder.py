@@ -148,7 +148,7 @@ MUTANTS += [
     ),
 ]
 
-# Classes of mistakes (issue 35): hand-written LayerNorms, sublayer placement, mask polarity.
+# Classes of mistakes: hand-written LayerNorms, sublayer placement, mask polarity.
 MUTANTS += _layernorm.mutants("encoder", "class EncoderLayer(nn.Module):", (
     "self.norm1 = nn.LayerNorm(d_model)", "self.norm2 = nn.LayerNorm(d_model)",
     "self.norm = nn.LayerNorm(d_model) if norm_first else None"))

@@ -135,7 +135,7 @@ MUTANTS += [
     ),
 ]
 MUTANTS += [
-    # Source: issue 35 (a real submission): combine_masks ORs the [B, S_k] padding mask straight into the
+    # Source: a real submission: combine_masks ORs the [B, S_k] padding mask straight into the
     # [S_q, S_k] attention mask, which raises a broadcasting RuntimeError whenever B != S_q (named from
     # that exception, autograder.sandbox.call_errors) and blocks the wrong rows when B == S_q.
     Mutant(
@@ -151,7 +151,7 @@ MUTANTS += [
     ),
 ]
 MUTANTS += [
-    # Source: issue 35 (a float causal mask, torch.triu(torch.ones(T, T), 1), was named only as a dtype).
+    # Source: a real submission (a float causal mask, torch.triu(torch.ones(T, T), 1), was named only as a dtype).
     Mutant(
         id="mask_causal_float",
         exercise="masks",

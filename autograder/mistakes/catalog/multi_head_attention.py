@@ -128,7 +128,7 @@ MUTANTS = [
                         "        k = split_heads(nn.functional.linear(key, w_k, b_k), self.num_heads)\n"
                         "        v = split_heads(nn.functional.linear(value, w_v, b_v), self.num_heads)\n")),
     ),
-    # A common choice (issue 35): self-attention that also blocks the rows of padded queries. Only the
+    # A common choice in real code: self-attention that also blocks the rows of padded queries. Only the
     # public convention test compares those rows; every other test compares the rows the contract fixes.
     Mutant(
         id="mha_padded_queries_masked",
@@ -193,7 +193,7 @@ MUTANTS += [
     ),
 ]
 
-# Classes of mistakes (issue 35): mask polarity and dtype inside the module, and the fully-masked-row
+# Classes of mistakes: mask polarity and dtype inside the module, and the fully-masked-row
 # convention inherited from attention (named "different convention", as there).
 _SDPA = "heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)"
 _COMBINE = "            mask = combine_masks(attn_mask, key_padding_mask)"

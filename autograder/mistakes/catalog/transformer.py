@@ -122,7 +122,7 @@ MUTANTS += [
     ),
 ]
 
-# Classes of mistakes (issue 35): mask polarity and dtype where the Transformer builds its masks.
+# Classes of mistakes: mask polarity and dtype where the Transformer builds its masks.
 _CAUSAL = "causal = make_causal_mask(tgt.shape[1], device=tgt.device)"
 MUTANTS += [
     # Source: the Annotated Transformer's masks are True = keep ((src != pad).unsqueeze(-2)).
@@ -148,7 +148,7 @@ MUTANTS += [
         replace=((_CAUSAL, "causal = torch.tril(torch.ones(tgt.shape[1], tgt.shape[1], dtype=torch.bool, "
                            "device=tgt.device))"),),
     ),
-    # Source: issue 35 (a float causal mask, torch.triu(torch.ones(T, T), 1), passed where a bool one is expected).
+    # Source: a real submission (a float causal mask, torch.triu(torch.ones(T, T), 1), passed where a bool one is expected).
     Mutant(
         id="transformer_causal_mask_float",
         exercise="transformer",

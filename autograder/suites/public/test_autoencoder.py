@@ -5,6 +5,8 @@ The training tests need MNIST (``tkit data mnist --download``, or ``--data-dir``
 grader measures itself (every figure that earns points).
 """
 
+import math
+
 import pytest
 import torch
 
@@ -176,4 +178,6 @@ def test_learns_mnist(student, attach):
     run = training.autoencoder_run(student)
     if run.examples:
         attach("ae_reconstructions", **run.examples)
+    if math.isfinite(run.mse):   # Gradescope's leaderboard, when the export asks for it (lower is better)
+        attach("leaderboard", title="AutoEncoder: held-out MSE", value=run.mse, order="asc")
     fail_unless_trained(run, training.AE.learns_mse)

@@ -1,4 +1,4 @@
-"""The structural matcher's evaluation set (issue 33): per exercise, one student's correct
+"""The structural matcher's evaluation set: per exercise, one student's correct
 ``copied`` module, the issue's three rewrites of it (``api``: equivalent API calls, keyword
 arguments, ``%``-formatting, a ``setattr`` loop; ``three_address``: one operation per statement
 with dead statements between; ``inlined``: helpers inlined, ``unflatten``/``flatten``, tuple

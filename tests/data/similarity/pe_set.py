@@ -1,5 +1,5 @@
-"""Evaluation set for the structural matcher, exercise ``positional_encoding`` (written for
-issue 33 by the session that measured the prototype; see ``attention_set.py`` for the roles).
+"""Evaluation set for the structural matcher, exercise ``positional_encoding`` (written
+when the prototype was measured; see ``attention_set.py`` for the roles).
 The independent ``loops`` is alice's (sample class) table; the reference is added by the benchmark."""
 
 CHECKS = """
