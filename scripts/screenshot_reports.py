@@ -36,7 +36,7 @@ def sample_reports(out: Path) -> list[Path]:
     """Render sample feedback (en, ko) and summary pages into ``out``."""
     from autograder import paths
     from autograder.mistakes import implementations
-    from autograder.reports import pictures, render
+    from autograder.reports import pictures, render, summary
     from autograder.results.model import error_results
 
     figures, _ = pictures.collect(implementations.reference())
@@ -59,7 +59,7 @@ def sample_reports(out: Path) -> list[Path]:
         written.append(page)
     for lang in ("en", "ko"):
         page = out / f"summary-{lang}.html"
-        page.write_text(render.render_summary(class_results, lang=lang), encoding="utf-8")
+        page.write_text(summary.render_summary(class_results, lang=lang), encoding="utf-8")
         written.append(page)
     del paths
     return written

@@ -9,7 +9,7 @@ from autograder import __version__
 from autograder.intake import untrusted
 from autograder.records.class_run import ClassRecords
 from autograder.records.gradebook import Gradebook
-from autograder.reports import render
+from autograder.reports import render, summary
 from autograder.results.model import error_results, Results
 
 ODD_IDS = ["alice", "Alice", "ALICE", "grades.csv", "gradebook.sqlite-journal", "summary.html", "submissions",
@@ -113,8 +113,8 @@ def test_reports_escape_markup_and_terminal_escapes_from_student_text():
     # the reason is shown verbatim inside a code fence, where Markdown renders neither markup nor HTML
     assert "```text\nnotes/<img src=x onerror=alert(1)>\\x1b[2J**bold**.py: bad zip\n```" in md
     assert "<script>" not in html and "&lt;script&gt;" in html and "<img src=x" not in html
-    summary = render.render_summary({"<i>x</i>\x1b[1m": results}, lang="en")
-    assert "<i>x</i>" not in summary and "\x1b" not in summary and "&lt;i&gt;x&lt;/i&gt;\\x1b[1m" in summary
+    page = summary.render_summary({"<i>x</i>\x1b[1m": results}, lang="en")
+    assert "<i>x</i>" not in page and "\x1b" not in page and "&lt;i&gt;x&lt;/i&gt;\\x1b[1m" in page
 
 
 def test_shown_writes_control_characters_as_escapes():

@@ -17,7 +17,7 @@ import pytest
 from autograder.checks import probes
 from autograder.mistakes import catalog
 from autograder.mistakes.catalog import Combined
-from autograder.reports import render
+from autograder.reports import render, summary
 from autograder.run import scoring
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def test_every_reader_takes_combined_unknown_and_empty_ids():
     view = render._mistake(combined)
     assert view["id"] == combined and catalog.by_id("decoder_layernorm_unbiased").hint() in view["hint"]
     assert render._mistake("no_such_mistake") == {"id": "no_such_mistake", "hint": "", "convention": False}
-    assert render._mistake_exercise(combined) == "decoder" and render._mistake_exercise("a+b") == ""
+    assert summary._mistake_exercise(combined) == "decoder" and summary._mistake_exercise("a+b") == ""
     assert probes.for_mistake("mask_padding_inverted+no_such_mistake") is None
     pair = "pe_sin_cos_swapped+pe_positions_from_one"
     if all(catalog.find(part) for part in pair.split("+")):

@@ -16,7 +16,7 @@ import pytest
 from autograder import paths
 from autograder.mistakes import catalog
 from autograder.records.class_run import ClassRecords
-from autograder.reports import render
+from autograder.reports import render, summary
 from autograder.results.model import Results, error_results
 from grading_runs import run_suites
 from results_dicts import record, results
@@ -106,7 +106,7 @@ def test_feedback_for_a_submission_that_could_not_be_graded():
 def test_summary_counts_passes_and_mistakes(graded):
     class_results = dict(graded)
     class_results["bob"] = error_results("bob.zip: not a valid zip file", "bob.zip")
-    context = render.summary_context(class_results)
+    context = summary.summary_context(class_results)
     assert (context["n"], context["n_graded"]) == (4, 3)
     assert context["stats"]["mean"] == pytest.approx((4 + 1 + 0) / 3, abs=0.01)
     rates = {t["name"]: (t["passed_n"], t["total_n"]) for t in context["tests"]}
@@ -114,10 +114,10 @@ def test_summary_counts_passes_and_mistakes(graded):
                      "the causal mask blocks the future": (2, 3)}
     assert [(m["id"], m["count"]) for m in context["mistakes"]] == [("pe_sin_cos_swapped", 1)]
     assert sorted(s["student"] for s in context["slowest"]) == ["crashed", "reference", "swapped"]
-    html = render.render_summary(class_results, lang="en")
+    html = summary.render_summary(class_results, lang="en")
     assert "Most common mistakes" in html and "pe_sin_cos_swapped" in html and "bob" in html
     assert html.count('src="data:image/png;base64,') == 1     # the score histogram
-    assert "점수 분포" in render.render_summary(class_results, lang="ko")
+    assert "점수 분포" in summary.render_summary(class_results, lang="ko")
 
 
 @pytest.mark.slow

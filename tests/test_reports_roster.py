@@ -1,7 +1,7 @@
 """The class roster of summary.html (:mod:`autograder.reports.roster`), on small hand-made
 results dicts (no grading run)."""
 
-from autograder.reports import render, roster
+from autograder.reports import roster, summary
 from autograder.results import not_graded
 from autograder.results.model import error_results
 from results_dicts import record, results
@@ -34,7 +34,7 @@ def test_roster_rows_hold_totals_exercises_mistakes_and_not_graded_marks():
 
 
 def test_summary_html_shows_the_roster_with_links():
-    html = render.render_summary(CLASS, lang="en", feedback_href=lambda sid: f"submissions/{sid}/feedback.html")
+    html = summary.render_summary(CLASS, lang="en", feedback_href=lambda sid: f"submissions/{sid}/feedback.html")
     table = html.split('<table class="roster">', 1)[1].split("</table>", 1)[0]
     # the name itself links to the report (the feedback column is off-screen on a wide roster)
     ben = table.split('<tr><td><a href="submissions/ben/feedback.html">ben</a></td>', 1)[1].split("</tr>", 1)[0]
@@ -42,5 +42,5 @@ def test_summary_html_shows_the_roster_with_links():
     assert '<a href="submissions/ben/feedback.html">feedback.html</a>' in ben
     dee = table.split('<tr><td><a href="submissions/dee/feedback.html">dee</a></td>', 1)[1].split("</tr>", 1)[0]
     assert "not a valid zip file" in dee
-    assert "<tr><td>ann</td>" in render.render_summary(CLASS, lang="en")   # no link without a report
-    assert "채점되지 않음" in render.render_summary(CLASS, lang="ko")
+    assert "<tr><td>ann</td>" in summary.render_summary(CLASS, lang="en")   # no link without a report
+    assert "채점되지 않음" in summary.render_summary(CLASS, lang="ko")

@@ -1,6 +1,6 @@
 """summary.html: the run's seed and the "needs attention" list (an exercise lost to one cause)."""
 
-from autograder.reports import render, roster
+from autograder.reports import roster, summary
 from autograder.results.model import Results, TestResult
 
 
@@ -35,7 +35,7 @@ def test_seeds_are_the_distinct_seeds_of_the_class():
 
 
 def test_the_summary_shows_the_seed_and_the_list():
-    html = render.render_summary(_class(), lang="en")
+    html = summary.render_summary(_class(), lang="en")
     assert "seeds 7, 9" in html
     head, _, rest = html.partition("Needs attention")
     assert rest, "no 'Needs attention' block"
@@ -56,7 +56,7 @@ def test_one_kind_over_many_exercises_is_one_entry():
     rows = roster.needs_attention({"eve": Results(score=0.0, seed=1, max_score=13.0, tests=tests)})
     assert rows[0]["causes"] == [{"kind": "syntax_error", "exercises": ["multi_head_attention"], "tests": 1},
                                  {"kind": "missing_file", "exercises": names, "tests": 12}]
-    block = render.render_summary({"eve": Results(score=0.0, seed=1, max_score=13.0, tests=tests)},
+    block = summary.render_summary({"eve": Results(score=0.0, seed=1, max_score=13.0, tests=tests)},
                                   lang="en").partition("Needs attention")[2].split("</div>")[0]
     assert block.count("missing from the submission") == 1
     assert "missing from the submission: " + ", ".join(names) + " (12 tests)" in block

@@ -89,16 +89,16 @@ from autograder.cli import main
 from autograder.intake import submission
 from autograder.records.gradebook import Gradebook
 from autograder.results.model import Results
-from autograder.reports import render as reports
+from autograder.reports import render, summary as class_summary
 from autograder.similarity import matcher  # noqa: F401 (what `tkit similarity` imports)
 results = json.loads(sys.argv[1])
 with Gradebook(sys.argv[2]) as book:
     book.record("alice", Results.from_json(results), content_hash="h")
 run = CliRunner().invoke(main, ["gradebook", "export-csv", sys.argv[2], "--out", sys.argv[3]])
 assert run.exit_code == 0, run.output
-html = reports.render_feedback(results, "html", student="alice", lang="en")
+html = render.render_feedback(results, "html", student="alice", lang="en")
 assert html.count("data:image/png") == 3, html.count("data:image/png")
-summary = reports.render_summary({"alice": results}, lang="en")
+summary = class_summary.render_summary({"alice": results}, lang="en")
 with submission.prepared(sys.argv[4]) as folder:   # how `tkit similarity` reads a submission
     pass
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchvision"))))

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from autograder import paths
 from autograder.records.gradebook import Gradebook
-from autograder.reports import console, render
+from autograder.reports import console, render, summary
 from autograder.results import not_graded
 from autograder.results.model import Results
 from grading_runs import run_suites
@@ -86,12 +86,12 @@ def test_feedback_shows_not_graded_not_failed(results):
 
 def test_summary_pass_rates_leave_not_graded_out(results):
     other = {**results, "extra_data": {**results["extra_data"]}}
-    html = render.render_summary({"a": results, "b": other}, lang="en")
+    html = summary.render_summary({"a": results, "b": other}, lang="en")
     assert "Not graded" in html and "<code>a</code>: autoencoder" in html
-    rows = {r["name"]: r for r in render.summary_context({"a": results})["tests"]}
+    rows = {r["name"]: r for r in summary.summary_context({"a": results})["tests"]}
     assert (rows["the AutoEncoder learns MNIST"]["total_n"], rows["the AutoEncoder learns MNIST"]["not_graded_n"]) == (0, 1)
     assert rows["make_causal_mask(3) has 3 blocked positions"]["total_n"] == 1
-    means = {m["name"]: m for m in render.summary_context({"a": results})["exercise_means"]}
+    means = {m["name"]: m for m in summary.summary_context({"a": results})["exercise_means"]}
     assert "autoencoder" not in means and means["masks"]["mean"] == 1.0
 
 

@@ -29,6 +29,7 @@ from autograder.intake.untrusted import csv_text, report_href, safe_id, submissi
 from autograder.records import fingerprint as fingerprints
 from autograder.records import gradebook, regrades
 from autograder.reports import render
+from autograder.reports import summary as class_summary
 from autograder.results import withheld
 from autograder.results.model import Results, error_results
 from autograder.run import credit
@@ -176,7 +177,7 @@ class ClassRecords:
         whole gradebook: this run's submissions as recorded, the others (a resumed run's) read back
         from it. ``regrades.csv`` lists the students whose score a regrade moved (removed when
         there are none); ``summary.html`` has the same in a section. A picture that cannot be
-        drawn costs that picture only (:func:`autograder.reports.render.render_summary`)."""
+        drawn costs that picture only (:func:`autograder.reports.summary.render_summary`)."""
         class_results = self.class_results = self.book.all_results(known=self.recorded)
         csv_path = self.book.export_csv(self.out_dir / "grades.csv", class_results)
         report = self.regrade_report()
@@ -186,8 +187,8 @@ class ClassRecords:
         else:
             regrades_path.unlink(missing_ok=True)
         summary = self.out_dir / "summary.html"
-        write_text_atomic(summary, render.render_summary(class_results, lang=self.lang, feedback_href=self.feedback_href,
-                                                         regrades=report))
+        write_text_atomic(summary, class_summary.render_summary(class_results, lang=self.lang,
+                                                               feedback_href=self.feedback_href, regrades=report))
         return csv_path, summary
 
     def student_folder(self, student_id: str) -> Path:

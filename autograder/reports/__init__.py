@@ -1,6 +1,6 @@
 """What a person reads: feedback, the class summary, the terminal and pictures.
 
-- :mod:`.render`: per-student feedback (HTML, Markdown) and ``summary.html`` with jinja2;
+- :mod:`.render`: per-student feedback (HTML, Markdown) with jinja2; :mod:`.summary`: the class's ``summary.html``;
 - :mod:`.counterexamples`: a hidden failure's named mistake shown on a public test's inputs;
 - :mod:`.roster`: the class roster table of ``summary.html``;
 - :mod:`.console`: the terminal tables of ``tkit check`` (rich);
