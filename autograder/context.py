@@ -60,7 +60,8 @@ class RunState:
 @dataclass
 class TestContext:
     """The running test: its ``exercise``, ``nodeid``, ``seed`` (derived from the run's seed and
-    the test's id), ``visibility`` (``public`` or ``hidden``) and its ``run``."""
+    the test's id), ``visibility`` (``public`` or ``hidden``), its ``run``, and whether it is a
+    public test's hidden ``twin`` (:mod:`autograder.run.twins`)."""
 
     __test__ = False  # not a pytest test class
 
@@ -69,6 +70,7 @@ class TestContext:
     seed: int = 0
     visibility: str | None = None
     run: RunState = field(default_factory=RunState)
+    twin: bool = False
 
 
 _RUNNING: contextvars.ContextVar[TestContext | None] = contextvars.ContextVar("tkit_test", default=None)

@@ -28,7 +28,7 @@ HIDDEN = "after_published"   # Gradescope's visibility of a hidden test
 VISIBILITY = {"public": "visible", "hidden": HIDDEN}   # the suite folder -> Gradescope's visibility
 
 # the kit's typed fields in a test's ``extra_data`` (absent when None)
-TEST_EXTRAS = ("nodeid", "duration", "mistake", "convention", "failure", "not_graded",
+TEST_EXTRAS = ("nodeid", "duration", "kind", "mistake", "convention", "failure", "not_graded",
                "components_at_fault", "failing_components", "figures", "counterexample")
 # the kit's typed fields in the submission's ``extra_data`` (absent when None)
 RESULT_EXTRAS = ("kit_version", "seed", "max_score", "exercises", "submission", "child", "warnings",
@@ -71,6 +71,7 @@ class TestResult:
     tags: list[str] | None = None
     nodeid: str | None = None
     duration: float | None = None
+    kind: str | None = None
     mistake: str | None = None
     convention: Any = None
     failure: str | None = None

@@ -21,6 +21,7 @@ from autograder.intake.textfiles import clean_text
 from autograder.mistakes import comparison
 from autograder.results import grader_errors, not_graded
 from autograder.results.model import VISIBILITY, ExerciseScore, Results, TestResult
+from autograder.run import payment
 from autograder.sandbox.remote import SubmissionError
 
 MAX_TEST_OUTPUT = 6000
@@ -51,9 +52,11 @@ def record_test(session, item, call, report, ctx) -> TestResult:
     output = clean_text(output)
     if len(output) > MAX_TEST_OUTPUT:
         output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
+    if meta.get("twin_of"):
+        extra["other"] = {payment.TWIN_OF: meta["twin_of"]}
     return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=score, max_score=points,
                       status=status, output=output, visibility=VISIBILITY[meta["visibility"]],
-                      tags=[meta["exercise"], meta["visibility"]], **extra)
+                      tags=[meta["exercise"], meta["visibility"]], kind=meta.get("kind"), **extra)
 
 
 def explain(session, excinfo, extra: dict, ctx) -> str:
@@ -145,7 +148,8 @@ def with_printed(text: str, printed: str) -> str:
 def build_results(session, started: float) -> Results:
     """The submission's results from the session's records (a test without one: "not run");
     ``started`` is the run's ``time.monotonic()`` start."""
-    tests = [session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid) for nodeid in session.meta]
+    tests = payment.apply([session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid)
+                           for nodeid in session.meta])
     failing: dict[str, int] = {}
     for t in tests:
         if t.status == "failed" and not t.not_graded:
@@ -177,6 +181,7 @@ def build_results(session, started: float) -> Results:
 
 def not_run(meta: dict, nodeid: str) -> TestResult:
     """The record of a selected test that never reported (e.g. the run was stopped)."""
+    other = {payment.TWIN_OF: meta["twin_of"]} if meta.get("twin_of") else {}
     return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=0.0, max_score=meta["points"],
                       status="failed", output=_("not run"), visibility=VISIBILITY[meta["visibility"]],
-                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid)
+                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid, kind=meta.get("kind"), other=other)

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.exercise("positional_encoding")
 MIN_WIDTH = 4
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_random_tables_and_the_default_length(student, rng):
     """random short tables, and the default 5000 positions, match the reference within float32 rounding
@@ -33,6 +34,7 @@ def test_random_tables_and_the_default_length(student, rng):
     expect_reference(long, student, what=f"sinusoidal_table(5000, {d_long})", atol=5e-4, rtol=0)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_forward_random_shapes_full_length_one_token_float64(student, rng):
     """S == max_len, batch 1 with length 1, and float64 input (output follows its dtype)
@@ -53,6 +55,7 @@ def test_forward_random_shapes_full_length_one_token_float64(student, rng):
                                             f"x[{batch}, {max_len}, {d_model}]와 float64 x[1, 1, {d_model}]에 대한 PositionalEncoding({d_model}, max_len={max_len})"), atol=2e-5)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_forward_non_contiguous_input(student, rng):
     """a non-contiguous input gives the same result
@@ -71,6 +74,7 @@ def test_forward_non_contiguous_input(student, rng):
                                             f"연속(contiguous)이 아닌 x에 대한 PositionalEncoding({d_model}, {length + 3})"), atol=2e-5)
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.5)
 def test_length_limit_and_odd_width(student, rng):
     """S = max_len + 1 raises ValueError, and so does an odd d_model

@@ -13,6 +13,7 @@ pytestmark = pytest.mark.exercise("rope")
 MIN_WIDTH = 4
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_random_shapes_with_positions(student, rng):
     """random [B, H, S, head_dim] (all different) rotated by given positions (an offset, as in decoding)
@@ -32,6 +33,7 @@ def test_random_shapes_with_positions(student, rng):
                      atol=1e-5)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_float64_and_non_contiguous(student, rng):
     """float64 input keeps its dtype; a non-contiguous input gives the same result
@@ -50,6 +52,7 @@ def test_float64_and_non_contiguous(student, rng):
                               f"float64이고 연속이 아닌 x[{batch}, {heads}, {length}, {head_dim}]에 대한 apply_rope"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_one_position_and_random_angles(student, rng):
     """length 1 (position 0 is not rotated), and rope_angles of a random size

@@ -12,6 +12,7 @@ GEN = torch.Generator().manual_seed(4)
 Q3, K3, V3 = torch.randn(2, 3, 4, generator=GEN), torch.randn(2, 5, 4, generator=GEN), torch.randn(2, 5, 6, generator=GEN)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(2)
 def test_matches_the_formula_3d(student):
     """3-D inputs: (softmax(Q K^T / sqrt(d_k)) V, weights) with d_v != d_k and S_q != S_k
@@ -26,6 +27,7 @@ def test_matches_the_formula_3d(student):
                       "v[2, 5, 6])", known_mistakes=mistaken.attention(Q3, K3, V3))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.5)
 def test_matches_the_formula_4d_with_mask(student):
     """4-D inputs [B, H, S, d] with a broadcast boolean mask (True = blocked get weight 0)
@@ -46,6 +48,7 @@ def test_matches_the_formula_4d_with_mask(student):
                  known_mistakes=mistaken.attention(q, k, v, mask))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_permutation_equivariance(student):
     """permuting keys and values together changes nothing; permuting queries permutes the output rows
@@ -65,6 +68,7 @@ def test_permutation_equivariance(student):
                                 "(출력, q와 k, v의 순서를 바꾼 출력)"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_fully_masked_query_gives_zeros(student):
     """a query whose keys are all blocked gets zero weights and a zero output, never NaN
@@ -82,6 +86,7 @@ def test_fully_masked_query_gives_zeros(student):
                  known_mistakes=mistaken.attention(Q3[:1], K3[:1], V3[:1], mask))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(1)
 def test_dropout_zeroes_and_rescales_the_weights(student):
     """with dropout_p=0.5 each of your weights is 0 or doubled (against your own weights without

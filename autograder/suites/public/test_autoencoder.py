@@ -40,6 +40,7 @@ def _decode_uses_z(student, latent_dim=8):
                                             f"서로 다른 두 이미지 x에 대한 ConvAutoEncoder({latent_dim})(x)"), atol=1e-6)
 
 
+@pytest.mark.kind("shapes")
 @pytest.mark.points(1.5)
 def test_shapes(student):
     """encode gives [B, latent_dim]; decode and forward give [B, 1, 28, 28]
@@ -64,6 +65,7 @@ def test_shapes(student):
     _decode_uses_z(student)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_forward_is_decode_of_encode(student):
     """forward(x) is exactly decode(encode(x)): no path around the bottleneck
@@ -86,6 +88,7 @@ def test_forward_is_decode_of_encode(student):
     _decode_uses_z(student)
 
 
+@pytest.mark.kind("shapes")
 @pytest.mark.points(1)
 def test_outputs_are_pixels(student):
     """decode and forward return values in [0, 1], even for large codes
@@ -114,6 +117,7 @@ def fail_unless_trained(run, bar: float) -> None:
         raise Mismatch(failure)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.optimizer
 @pytest.mark.points(1)
 def test_train_autoencoder_follows_adam(student, seed):
@@ -134,6 +138,7 @@ def test_train_autoencoder_follows_adam(student, seed):
         raise Mismatch(text, mistake)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.training
 @pytest.mark.points(1)
 def test_training_lowers_heldout_error(student, attach):
@@ -147,6 +152,7 @@ def test_training_lowers_heldout_error(student, attach):
         attach("loss_curve", losses=run.losses)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.training
 @pytest.mark.points(2)
 def test_learns_mnist(student, attach):

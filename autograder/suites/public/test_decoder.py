@@ -34,6 +34,7 @@ def _layer_run(state, x, memory, norm_first, dropout=0.0, calls=1, **masks):
     return run
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_layer_matches_pytorch(student, seed, norm_first):
@@ -47,6 +48,7 @@ def test_layer_matches_pytorch(student, seed, norm_first):
                  known_mistakes=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, tgt_mask=causal))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student, seed):
     """Swapping two examples of the batch swaps their outputs and changes nothing else
@@ -67,6 +69,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
                                        "the swapped outputs", "예제 0과 1을 바꾼 배치의 Decoder 출력(바뀐 출력과 비교)"), valid=inputs.valid_positions(tgt_pad[order]))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_layer_with_all_masks(student, seed):
     """DecoderLayer with causal, target-padding and memory-padding masks gives PyTorch's numbers
@@ -79,6 +82,7 @@ def test_layer_with_all_masks(student, seed):
                  valid=inputs.valid_positions(tgt_pad))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_no_mask_unless_given(student, seed):
     """With tgt_mask=None the layer applies no causal mask (as PyTorch): same numbers as unmasked PyTorch
@@ -89,6 +93,7 @@ def test_no_mask_unless_given(student, seed):
                  what=say("DecoderLayer(...)(x, memory) without masks", "마스크 없는 DecoderLayer(...)(x, memory)"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_stack_matches_pytorch(student, seed, norm_first):
@@ -108,6 +113,7 @@ def test_stack_matches_pytorch(student, seed, norm_first):
                  known_mistakes=mistaken.flipped_norm("decoder", oracle.module, norm_first, x, memory, **masks))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_causal_leakage(student, seed):
     """With the causal tgt_mask, changing x after position t leaves the outputs up to t unchanged
@@ -127,6 +133,7 @@ def test_causal_leakage(student, seed):
                                        f"뒤쪽 입력을 바꾼 뒤 위치 0..{t}의 Decoder 출력"))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_memory_padding_invariance(student, seed):
     """Changing padded memory positions leaves the decoder's outputs unchanged
@@ -144,6 +151,7 @@ def test_memory_padding_invariance(student, seed):
                                        "memory의 패딩 위치를 바꾼 뒤의 Decoder 출력"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.25)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes DecoderLayer deterministic and equal to PyTorch's eval output
@@ -155,6 +163,7 @@ def test_eval_is_deterministic(student, seed):
                            "두 번 호출한 DecoderLayer(dropout=0.5).eval()(x, memory)"))
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(0.25)
 def test_attribute_names(student):
     """DecoderLayer and Decoder have the attributes of exercises/README.md (self_attn, cross_attn, feed_forward, norm1..3; layers, norm)

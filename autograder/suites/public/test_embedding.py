@@ -15,6 +15,7 @@ WEIGHT = torch.randn(VOCAB, D_MODEL, generator=torch.Generator().manual_seed(1))
 IDS = torch.tensor([[3, 0, 10, 7], [1, 1, 5, 2], [9, 4, 6, 8]])
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(2)
 def test_lookup_is_scaled_by_sqrt_d_model(student):
     """the output is embedding.weight[token_ids] * sqrt(d_model)
@@ -28,6 +29,7 @@ def test_lookup_is_scaled_by_sqrt_d_model(student):
                  known_mistakes=mistaken.embedding(WEIGHT, IDS))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.75)
 def test_padding_row_is_zero(student):
     """InputEmbeddings (the alias) with padding_idx: padding ids give zero vectors
@@ -41,6 +43,7 @@ def test_padding_row_is_zero(student):
                                                   "InputEmbeddings(11, 6, padding_idx=1): 영벡터인 출력의 위치"))
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(0.25)
 def test_attribute_names(student):
     """the module has embedding: nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)

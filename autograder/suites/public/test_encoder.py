@@ -31,6 +31,7 @@ def _layer_run(state, x, kpm, norm_first, dropout=0.0):
     return run
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_layer_matches_pytorch(student, seed, norm_first):
@@ -45,6 +46,7 @@ def test_layer_matches_pytorch(student, seed, norm_first):
                                                       src_key_padding_mask=kpm))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_stack_matches_pytorch(student, seed, norm_first):
@@ -69,6 +71,7 @@ def test_stack_matches_pytorch(student, seed, norm_first):
         compare(norm, None, what="Encoder(..., norm_first=False).norm")
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student, seed):
     """Swapping two examples of the batch swaps their outputs and changes nothing else
@@ -85,6 +88,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
                                        "the swapped outputs", "예제 0과 1을 바꾼 배치의 Encoder 출력(바뀐 출력과 비교)"), valid=inputs.valid_positions(kpm[order]))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_padding_invariance(student, seed):
     """Changing the padded positions of x leaves the outputs at valid positions unchanged
@@ -101,6 +105,7 @@ def test_padding_invariance(student, seed):
                 valid=inputs.valid_positions(kpm))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.5, eval() makes EncoderLayer deterministic and equal to PyTorch's eval output
@@ -117,6 +122,7 @@ def test_eval_is_deterministic(student, seed):
                                                             "두 번 호출한 EncoderLayer(dropout=0.5).eval()(x)"))
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(0.25)
 def test_attribute_names(student):
     """EncoderLayer and Encoder have the attributes of exercises/README.md (self_attn, feed_forward, norm1, norm2; layers, norm)

@@ -19,6 +19,7 @@ def _formula(x):
     return F.linear(hidden, STATE["linear2.weight"], STATE["linear2.bias"])
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.25)
 def test_matches_the_formula(student):
     """FFN(x) = max(0, x W1 + b1) W2 + b2 with the loaded weights
@@ -32,6 +33,7 @@ def test_matches_the_formula(student):
                  known_mistakes=mistaken.feed_forward(STATE, X))
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(0.5)
 def test_layer_shapes(student):
     """linear1 is nn.Linear(d_model, d_ff) and linear2 is nn.Linear(d_ff, d_model)
@@ -49,6 +51,7 @@ def test_layer_shapes(student):
                  what=say("PositionwiseFeedForward(6, 10).state_dict() shapes", "PositionwiseFeedForward(6, 10).state_dict()의 모양"), known_mistakes=mistaken.ffn_shapes(D_MODEL))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(1)
 def test_dropout_only_in_training(student, seed):
     """dropout=0.5: eval() gives the formula twice; train() gives two different random outputs
@@ -74,6 +77,7 @@ def test_dropout_only_in_training(student, seed):
     expect_property(run, student, verify)
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.25)
 def test_bad_dropout_raises_value_error(student):
     """a dropout probability outside [0, 1] raises ValueError naming dropout

@@ -11,6 +11,7 @@ pytestmark = pytest.mark.exercise("masks")
 IDS = torch.tensor([[5, 3, 0, 0], [0, 7, 1, 3]])
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_padding_mask_is_true_at_padding(student):
     """make_padding_mask is True exactly where token_ids == pad_id (pad_id 0, then 3)
@@ -26,6 +27,7 @@ def test_padding_mask_is_true_at_padding(student):
                  known_mistakes=mistaken.joined(mistaken.padding_mask(IDS, 0), mistaken.padding_mask(IDS, 3)))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_causal_mask_blocks_the_future_only(student):
     """make_causal_mask(5) is True strictly above the diagonal (a bool tensor); size 1 blocks nothing
@@ -42,6 +44,7 @@ def test_causal_mask_blocks_the_future_only(student):
                  known_mistakes=mistaken.joined(mistaken.causal_mask(5), mistaken.causal_mask(1)))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_masked_softmax_tutorial_example(student):
     """scores [[2.0, 1.0, 0.5, 3.0]] with the last key blocked give [[0.6285, 0.2312, 0.1402, 0.0000]]
@@ -59,6 +62,7 @@ def test_masked_softmax_tutorial_example(student):
                  known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_masked_softmax_broadcasts_the_mask(student):
     """a [B, 1, S_k] mask broadcast over [B, S_q, S_k] scores: blocked weights are 0, each row sums to 1
@@ -76,6 +80,7 @@ def test_masked_softmax_broadcasts_the_mask(student):
                  known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_fully_masked_row_gives_zeros(student):
     """a row whose keys are all blocked gives all-zero weights, never NaN
@@ -94,6 +99,7 @@ def test_fully_masked_row_gives_zeros(student):
                  known_mistakes=mistaken.masked_softmax(scores, mask))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_combine_masks_shapes_and_values(student):
     """combine_masks gives [1, 1, S_q, S_k], [B, 1, 1, S_k], None, and [B, 1, S_q, S_k] blocking where either blocks
@@ -117,6 +123,7 @@ def test_combine_masks_shapes_and_values(student):
                  what="combine_masks(attn_mask[3, 4], key_padding_mask[2, 4])")
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.5)
 def test_bad_masks_raise_value_error(student):
     """a mask that does not broadcast and masks that disagree on S_k raise ValueError

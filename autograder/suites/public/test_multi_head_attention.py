@@ -65,6 +65,7 @@ def _projections_used(student):
                                           f"{name}.weight를 바꾼 뒤의 MultiHeadAttention(12, 3)(x, memory, memory)"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_split_and_merge_heads(student):
     """split_heads gives head h the features h*D/H:(h+1)*D/H as [B, H, S, D/H]; merge_heads undoes it
@@ -88,6 +89,7 @@ def test_split_and_merge_heads(student):
 UNPADDED_ROWS = inputs.valid_positions(KPM)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.5)
 def test_self_attention_matches_pytorch(student):
     """self-attention with a key-padding mask: same output and head-averaged weights as nn.MultiheadAttention (unpadded query rows)
@@ -103,6 +105,7 @@ def test_self_attention_matches_pytorch(student):
                  known_mistakes=mistaken.mha(STATE, HEADS, X, X, X, key_padding_mask=KPM))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_padded_query_rows_follow_pytorch(student):
     """convention: in self-attention, the rows of padded queries are computed like any other row, as nn.MultiheadAttention does
@@ -120,6 +123,7 @@ def test_padded_query_rows_follow_pytorch(student):
                  valid=(rows, rows), known_mistakes={"mha_padded_queries_masked": lambda: masked_rows})
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.5)
 def test_cross_attention_per_head_weights_match_pytorch(student):
     """cross-attention (S_q != S_k) with attn_mask and average_attn_weights=False matches nn.MultiheadAttention
@@ -138,6 +142,7 @@ def test_cross_attention_per_head_weights_match_pytorch(student):
                  known_mistakes=mistaken.mha(STATE, HEADS, X, MEMORY, MEMORY, attn_mask=attn_mask, average=False))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student):
     """swapping two examples of the batch swaps their outputs and changes nothing else
@@ -156,6 +161,7 @@ def test_swapping_two_examples_swaps_their_outputs(student):
     _keys_matter(student)
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(0.5)
 def test_named_projections(student):
     """the module has q_proj, k_proj, v_proj, out_proj (nn.Linear(d_model, d_model)), num_heads and head_dim
@@ -177,6 +183,7 @@ def test_named_projections(student):
     _projections_used(student)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_padded_keys_do_not_matter(student):
     """changing the keys and values at padded positions leaves the output unchanged
@@ -194,6 +201,7 @@ def test_padded_keys_do_not_matter(student):
     _keys_matter(student)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_causal_mask_hides_the_future(student):
     """with a causal attn_mask, changing tokens after position t leaves the outputs up to t unchanged
@@ -212,6 +220,7 @@ def test_causal_mask_hides_the_future(student):
     _earlier_tokens_matter(student)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_eval_mode_is_deterministic(student):
     """with dropout=0.5 and model.eval(), two calls give the same numbers as nn.MultiheadAttention
@@ -227,6 +236,7 @@ def test_eval_mode_is_deterministic(student):
                                                 "MultiHeadAttention(12, 3, dropout=0.5).eval()(x, x, x)의 두 번 호출"))
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.5)
 def test_bad_arguments_raise_value_error(student):
     """d_model not divisible by num_heads, or a key_padding_mask of the wrong shape, raise ValueError

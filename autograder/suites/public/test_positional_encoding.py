@@ -9,6 +9,7 @@ from autograder.checks import expect_differs, expect_equal, expect_raises, say
 pytestmark = pytest.mark.exercise("positional_encoding")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1.5)
 def test_table_matches_the_formula(student):
     """sinusoidal_table(50, 16): PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)
@@ -22,6 +23,7 @@ def test_table_matches_the_formula(student):
                  known_mistakes=mistaken.pe_table(50, 16))
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.5)
 def test_odd_d_model_raises_value_error(student):
     """an odd d_model raises ValueError naming d_model
@@ -33,6 +35,7 @@ def test_odd_d_model_raises_value_error(student):
     expect_raises(lambda: pe.PositionalEncoding(7, 10), what="PositionalEncoding(7, max_len=10)", names=("d_model",), values=(7,))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_forward_adds_the_first_s_rows(student):
     """forward(x) = x + PE[:S] for batch-first x [B, S, d_model]; eval mode disables dropout
@@ -51,6 +54,7 @@ def test_forward_adds_the_first_s_rows(student):
                  known_mistakes=mistaken.mapped(mistaken.pe_table(7, 12), lambda table: x + table))
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(1.5)
 def test_pe_is_a_persistent_buffer(student):
     """pe is a persistent buffer [1, max_len, d_model]: in state_dict(), not a parameter, follows .double()
@@ -80,6 +84,7 @@ def test_pe_is_a_persistent_buffer(student):
                                         "PositionalEncoding(8, max_len=20).pe의 0행과 1행 (위치 0과 1)"))
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.5)
 def test_too_long_sequence_raises_value_error(student):
     """a sequence longer than max_len raises ValueError

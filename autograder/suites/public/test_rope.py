@@ -11,6 +11,7 @@ pytestmark = pytest.mark.exercise("rope")
 X = torch.randn(2, 3, 6, 8, generator=torch.Generator().manual_seed(13))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 def test_angles_match_the_formula(student):
     """rope_angles(8, 10) = (cos, sin) of pos * 10000^(-2i/8), each [10, 4]
@@ -24,6 +25,7 @@ def test_angles_match_the_formula(student):
                  known_mistakes=mistaken.rope_angles(8, 10))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(2)
 def test_rotation_matches_the_formula(student):
     """each pair (x[2i], x[2i+1]) at position pos turns counter-clockwise by pos * 10000^(-2i/head_dim)
@@ -37,6 +39,7 @@ def test_rotation_matches_the_formula(student):
                  known_mistakes=mistaken.rope(X))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_norms_kept_and_scores_relative(student):
     """rotation keeps every vector's norm, and q·k depends only on the distance of their positions
@@ -63,6 +66,7 @@ def test_norms_kept_and_scores_relative(student):
                                              "q를 위치 4로 회전하기 전과 후의 q·k (k는 위치 0)"))
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.25)
 def test_odd_head_dim_raises_value_error(student):
     """an odd head_dim raises ValueError naming head_dim

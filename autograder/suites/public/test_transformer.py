@@ -80,6 +80,7 @@ def _uses_context(student, seed):
     _uses_earlier_tokens(student, seed)
 
 
+@pytest.mark.kind("names")
 @pytest.mark.points(0.25)
 def test_attribute_names(student):
     """the model has src_embed, tgt_embed, pos_encoding, encoder, decoder and generator as in exercises/README.md
@@ -88,6 +89,7 @@ def test_attribute_names(student):
                          what=f"Transformer({V_SRC}, {V_TGT}, d_model={D}, ...)")
 
 
+@pytest.mark.kind("shapes")
 @pytest.mark.points(0.25)
 def test_shapes(student, seed):
     """encode, decode and forward return [B, S, d_model], [B, T, d_model] and [B, T, tgt_vocab_size]
@@ -103,6 +105,7 @@ def test_shapes(student, seed):
     expect_equal(run, student, ((B, S, D), (B, T, D), (B, T, V_TGT)), what=say("(encode, decode, forward) shapes", "(encode, decode, forward)의 모양"))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(1)
 def test_causal_leakage(student, seed):
     """forward builds the causal mask: changing target tokens after t leaves the logits up to t unchanged
@@ -122,6 +125,7 @@ def test_causal_leakage(student, seed):
     _uses_context(student, seed)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(1)
 def test_source_padding_invariance(student, seed):
     """encode and forward build the source padding mask: extra padding on the source changes nothing
@@ -141,6 +145,7 @@ def test_source_padding_invariance(student, seed):
     _uses_context(student, seed)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student, seed):
     """Swapping two examples of the batch swaps their logits and changes nothing else (batch-first layout)
@@ -158,6 +163,7 @@ def test_swapping_two_examples_swaps_their_outputs(student, seed):
     _uses_context(student, seed)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_eval_is_deterministic(student, seed):
     """With dropout=0.3, forward in eval() mode gives the same logits twice
@@ -174,6 +180,7 @@ def test_eval_is_deterministic(student, seed):
     _uses_context(student, seed)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(1)
 def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
     """greedy_decode of a model that always predicts token 5 gives [BOS, 5, 5, ...] of length max_len
@@ -192,6 +199,7 @@ def test_greedy_starts_at_bos_and_stops_at_max_len(student, seed):
     _uses_context(student, seed)
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_greedy_stops_when_all_rows_end(student, seed):
     """greedy_decode stops as soon as every row has produced EOS: [BOS, EOS] for a model that predicts EOS
@@ -222,6 +230,7 @@ def _verify_greedy(got, src_len=S):
             what=_("greedy_decode with eos_id={eos} (rows that ended must hold pad_id afterwards)").format(eos=eos))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(1)
 def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
     """greedy_decode picks forward's argmax at every step; rows that produced EOS are padded afterwards
@@ -246,6 +255,7 @@ def test_greedy_matches_forward_and_pads_finished_rows(student, seed):
     _uses_context(student, seed)
 
 
+@pytest.mark.kind("edge")
 @pytest.mark.points(0.5)
 def test_greedy_max_len_edges(student, seed):
     """greedy_decode with max_len=1 returns the BOS column; max_len=0 raises ValueError
@@ -263,6 +273,7 @@ def test_greedy_max_len_edges(student, seed):
                   what="greedy_decode(..., max_len=0)", names=("max_len",), values=(0,))
 
 
+@pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_greedy_leaves_mode_alone(student, seed):
     """greedy_decode leaves the model in training mode after model.train() and in eval mode after model.eval()
