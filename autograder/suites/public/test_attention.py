@@ -110,4 +110,4 @@ def test_dropout_zeroes_and_rescales_the_weights(student):
         return (dropped @ v, torch.where(dropped == 0, torch.zeros_like(plain), plain * 2)), got[1]
 
     expect_consistent(run, student, expected, what=say("(output, weights) with dropout_p=0.5",
-                                                       "dropout_p=0.5 일 때 (출력, 가중치)"), atol=1e-5)
+                                                       "dropout_p=0.5 일 때 (출력, 가중치)"))

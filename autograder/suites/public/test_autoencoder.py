@@ -84,7 +84,7 @@ def test_forward_is_decode_of_encode(student):
     known = {"autoencoder_identity": lambda: IMAGES - seen["de"],
              "autoencoder_skip_path": lambda: (seen["de"] + IMAGES).clamp(0, 1) - seen["de"]}
     expect_equal(run, student, torch.zeros(3, 1, 28, 28), what="ConvAutoEncoder(8): forward(x) - decode(encode(x))",
-                 atol=1e-6, rtol=0, known_mistakes=known)
+                 known_mistakes=known)
     _decode_uses_z(student)
 
 
