@@ -140,6 +140,20 @@ def layout(module) -> list[tuple[str, tuple[int, ...]]]:
     return renaming.layout_of(state)
 
 
+def shapes(module) -> dict[str, list[int]]:
+    """``{name: shape}`` of ``module.state_dict()`` (a structure test's output: compare it with
+    :func:`with_contract`, which lets the student's extra parameters and buffers pass)."""
+    return {name: list(shape) for name, shape in layout(module)}
+
+
+def with_contract(got: dict, contract: dict) -> dict:
+    """What a structure test expects of the student's ``{name: value}`` ``got``: the contract's
+    entries, and the student's own others as they are (exercises/README.md: parameters, buffers
+    and attributes beyond the contract's are the student's to add). Pass ``got`` when it is not a
+    dict (the comparison then says what it should be)."""
+    return {**got, **contract} if isinstance(got, dict) else contract
+
+
 def _class(module) -> str:
     """The module's class name (a handle's: what the child reported)."""
     name = getattr(module, "tkit_type", None) or type(module).__name__
