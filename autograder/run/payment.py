@@ -10,9 +10,11 @@ Two steps, applied to a submission's test records once every test has run (:func
    could not judge ("not graded") leaves the public test as it is. The twins' records go.
 2. **Values gate.** Per exercise, ``v`` is the fraction of its ``values`` tests' points earned
    after step 1 (tests not graded left out). Every other test (names, shapes, errors, properties,
-   edge cases: :data:`autograder.run.rubric.KINDS`) is paid ``v`` times what it earned. With no
-   ``values`` test in the run (an AutoEncoder graded without its training tests) ``v`` is 1: those
-   tests are then held by their own premises (``expect_differs``).
+   edge cases: :data:`autograder.run.rubric.KINDS`) is paid ``v`` times what it earned. A test
+   marked ``part(name)`` (``train_autoencoder``, a function graded apart from the model) is gated
+   with the other tests of its part only. With no ``values`` test of a part in the run (an
+   AutoEncoder graded without its training tests) ``v`` is 1: those tests are then held by their
+   own premises (``expect_differs``).
 
 The guarantee: an exercise earns at most ``v`` of its points, so code whose values are wrong
 everywhere earns nothing whatever else it gets right, and code right only on the public inputs
@@ -27,6 +29,7 @@ from autograder.results.model import TestResult
 from autograder.run import rubric
 
 TWIN_OF = "twin_of"   # key of a twin record's ``other``: the public test's node id
+PART = "part"         # key of a record's ``other``: the part of its exercise it grades (absent: the whole)
 
 
 def apply(tests: list[TestResult]) -> list[TestResult]:
@@ -38,11 +41,16 @@ def apply(tests: list[TestResult]) -> list[TestResult]:
         twin = twins.get(test.nodeid)
         if twin is not None:
             _fold(test, twin)
-    for exercise, fraction in values_fractions(paid).items():
-        for test in paid:
-            if test.exercise == exercise and test.kind not in (None, rubric.VALUES):
-                _gate(test, fraction)
+    fractions = values_fractions(paid)
+    for test in paid:
+        if test.kind not in (None, rubric.VALUES):
+            _gate(test, fractions[part_of(test)])
     return paid
+
+
+def part_of(test: TestResult) -> tuple[str, str]:
+    """``(exercise, part)``: what the test's points are gated with (part '' : the exercise itself)."""
+    return test.exercise, str(test.other.get(PART) or "")
 
 
 def fraction_of(test: TestResult) -> float:
@@ -50,12 +58,12 @@ def fraction_of(test: TestResult) -> float:
     return test.score / test.max_score if test.max_score else 0.0
 
 
-def values_fractions(tests: list[TestResult]) -> dict[str, float]:
-    """``{exercise: fraction of its values tests' points earned}`` (1.0 for an exercise whose run
+def values_fractions(tests: list[TestResult]) -> dict[tuple[str, str], float]:
+    """``{(exercise, part): fraction of its values tests' points earned}`` (1.0 for a part whose run
     holds no graded values test)."""
-    earned: dict[str, list[float]] = {}
+    earned: dict[tuple[str, str], list[float]] = {}
     for t in tests:
-        entry = earned.setdefault(t.exercise, [0.0, 0.0])
+        entry = earned.setdefault(part_of(t), [0.0, 0.0])
         if t.kind == rubric.VALUES and not t.not_graded:
             entry[0] += t.score
             entry[1] += t.max_score

@@ -24,7 +24,8 @@ Markers:
     ``kind(k)``         what the test checks (:data:`autograder.run.rubric.KINDS`): ``values`` tests
                         are paid as they pass, every other kind as far as its exercise's ``values``
                         tests pass (:mod:`autograder.run.payment`);
-    ``no_twin(reason)`` a public test that has no hidden twin (:mod:`autograder.run.twins`).
+    ``no_twin(reason)`` a public test that has no hidden twin (:mod:`autograder.run.twins`);
+    ``part(name)``      the part of its exercise a test grades, gated apart (``train_autoencoder``).
 
 Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
 ``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
@@ -81,6 +82,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "optimizer: the test runs a torch.optim optimizer in the child")
     config.addinivalue_line("markers", "kind(k): what the test checks (autograder.run.rubric.KINDS)")
     config.addinivalue_line("markers", "no_twin(reason): a public test without a hidden twin")
+    config.addinivalue_line("markers", "part(name): the part of its exercise a test grades (gated with it only)")
     config.addinivalue_line("markers", "twin_of(nodeid): the hidden twin of a public test (made by the kit)")
 
 
@@ -202,7 +204,8 @@ def item_meta(item) -> dict:
     if visibility not in VISIBILITY:
         raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
     return {"exercise": exercise, "points": float(points), "visibility": visibility, "kind": kind,
-            "twin_of": twins.twin_of(item), "description": describe_test(item.obj, item.name)}
+            "part": rubric.marker_arg(item, "part"), "twin_of": twins.twin_of(item),
+            "description": describe_test(item.obj, item.name)}
 
 
 def public_first(items: list, meta: dict) -> None:

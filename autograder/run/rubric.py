@@ -45,7 +45,8 @@ class SuiteTest:
 
     ``exercise``/``points``/``kind`` are ``None`` when the marker is missing; ``visibility`` is the
     ``visibility`` marker or the suite folder's name (``public``/``hidden``); ``no_twin`` the reason
-    a public test has no hidden twin (None: it has one).
+    a public test has no hidden twin (None: it has one); ``part`` the part of its exercise the test is
+    gated with (None: the whole exercise).
     """
 
     nodeid: str
@@ -57,6 +58,7 @@ class SuiteTest:
     fixtures: tuple[str, ...]
     kind: str | None = None
     no_twin: str | None = None
+    part: str | None = None
 
 
 class _Collector:
@@ -72,7 +74,8 @@ class _Collector:
                 visibility=visibility_of(item),
                 training=item.get_closest_marker("training") is not None,
                 fixtures=tuple(getattr(item, "fixturenames", ())),
-                kind=marker_arg(item, "kind"), no_twin=marker_arg(item, "no_twin")))
+                kind=marker_arg(item, "kind"), no_twin=marker_arg(item, "no_twin"),
+                part=marker_arg(item, "part")))
 
     def pytest_collectreport(self, report):
         if report.failed:

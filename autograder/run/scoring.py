@@ -52,8 +52,7 @@ def record_test(session, item, call, report, ctx) -> TestResult:
     output = clean_text(output)
     if len(output) > MAX_TEST_OUTPUT:
         output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
-    if meta.get("twin_of"):
-        extra["other"] = {payment.TWIN_OF: meta["twin_of"]}
+    extra["other"] = marks(meta)
     return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=score, max_score=points,
                       status=status, output=output, visibility=VISIBILITY[meta["visibility"]],
                       tags=[meta["exercise"], meta["visibility"]], kind=meta.get("kind"), **extra)
@@ -181,7 +180,13 @@ def build_results(session, started: float) -> Results:
 
 def not_run(meta: dict, nodeid: str) -> TestResult:
     """The record of a selected test that never reported (e.g. the run was stopped)."""
-    other = {payment.TWIN_OF: meta["twin_of"]} if meta.get("twin_of") else {}
     return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=0.0, max_score=meta["points"],
                       status="failed", output=_("not run"), visibility=VISIBILITY[meta["visibility"]],
-                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid, kind=meta.get("kind"), other=other)
+                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid, kind=meta.get("kind"),
+                      other=marks(meta))
+
+
+def marks(meta: dict) -> dict:
+    """What :mod:`.payment` reads of a test besides its kind: the public test a twin copies, the part
+    of its exercise it grades (``other`` entries, absent when not set)."""
+    return {key: meta[name] for key, name in ((payment.TWIN_OF, "twin_of"), (payment.PART, "part")) if meta.get(name)}
