@@ -126,18 +126,43 @@ def kit_state(module: nn.Module, prefix: str = "") -> dict[str, torch.Tensor]:
     raise TypeError(f"kit_state(): no kit module matches {type(module).__name__}")
 
 
-def layout(module) -> list[tuple[str, tuple[int, ...]]]:
-    """``[(name, shape)]`` of ``module.state_dict()``, in its order (for a student's module, what its
-    child reports: read only to rename the grader's own state, see :mod:`.renaming`).
+def layout(module, prefer=()) -> list[tuple[str, tuple[int, ...]]]:
+    """``[(name, shape)]`` of ``module.state_dict()``, in its order, one name per tensor: a tensor
+    the module holds under several names (a sublayer kept under two attributes, ``q_proj`` and
+    ``linears[0]``) is listed once, under its name in ``prefer`` (the contract's names) when one of
+    them is, else under the first. For a student's module this is what its child reports
+    (:func:`autograder.child.tasks.state_layout`): read only to rename the grader's own state, see
+    :mod:`.renaming`.
 
     Raises:
         AssertionError: ``state_dict()`` did not give names and tensors.
     """
-    state = module.state_dict()
-    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
-                                              for k, v in state.items()):
+    rows = _state_layout(module)
+    preferred = set(prefer)
+    chosen: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for index, (name, shape, first) in enumerate(rows):
+        if first == index or (name in preferred and chosen[first][0] not in preferred):
+            chosen[first] = (name, shape)
+    return list(chosen.values())
+
+
+def _state_layout(module) -> list[tuple[str, tuple[int, ...], int]]:
+    """``[(name, shape, index of the first entry of the same tensor)]`` of ``module``'s state dict
+    (a student's module: from its child, checked here; a local one: computed here)."""
+    from autograder.child import tasks
+    from autograder.sandbox.handles import RemoteObject
+
+    rows = module._impl.task("state_layout", module) if isinstance(module, RemoteObject) else tasks.state_layout(module)
+    good = isinstance(rows, list) and all(
+        isinstance(row, (list, tuple)) and len(row) == 3 and isinstance(row[0], str)
+        and isinstance(row[1], (list, tuple)) and all(type(d) is int and d >= 0 for d in row[1])
+        and type(row[2]) is int and 0 <= row[2] <= i for i, row in enumerate(rows))
+    if not good:
         raise AssertionError(_("{what}.state_dict() did not return names and tensors").format(what=_class(module)))
-    return renaming.layout_of(state)
+    out = [(name, tuple(shape), first) for name, shape, first in rows]
+    if any(out[first][1] != shape for _name, shape, first in out):
+        raise AssertionError(_("{what}.state_dict() did not return names and tensors").format(what=_class(module)))
+    return out
 
 
 def shapes(module) -> dict[str, list[int]]:
@@ -214,10 +239,15 @@ def load(module, state: dict[str, torch.Tensor], *, strict: bool = False) -> Non
             module.load_state_dict(state)   # PyTorch's own message, as before
         return
     try:
-        pairs = renaming.correspond(renaming.layout_of(state), layout(module), strict=strict)
+        pairs = renaming.correspond(renaming.layout_of(state), layout(module, prefer=state), strict=strict)
     except renaming.NoCorrespondence as exc:
         raise _no_match(module, list(missing), str(exc)) from None
-    module.load_state_dict({pairs[k]: v for k, v in state.items() if k in pairs}, strict=strict)
+    renamed = {pairs[k]: v for k, v in state.items() if k in pairs}
+    # the module's other entries (a second name of a shared tensor, the student's own extra
+    # parameters and buffers) keep their values; strict: every key of the state reached the module
+    _, unexpected = module.load_state_dict(renamed, strict=False)
+    if strict and unexpected:
+        module.load_state_dict(renamed)   # PyTorch's own message
     ctx = current(required=False)
     if ctx is not None:
         noted = ctx.run.renamed.setdefault(ctx.nodeid, [])
@@ -244,8 +274,9 @@ def expect_names(build, student, state: dict[str, torch.Tensor], *, what: str, u
             exercise does not name, no correspondence.
     """
     module = build(student)
-    theirs, ours = layout(module), renaming.layout_of(state)
-    if sorted(theirs) == sorted(ours):
+    ours = renaming.layout_of(state)
+    theirs = layout(module, prefer=state)
+    if set(ours) <= set(theirs):   # the contract's names and shapes; anything more is the student's
         return
     try:
         pairs = renaming.correspond(ours, theirs, strict=True)
