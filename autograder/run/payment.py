@@ -10,7 +10,9 @@ Two steps, applied to a submission's test records once every test has run (:func
    could not judge ("not graded") leaves the public test as it is. The twins' records go.
 2. **Values gate.** Per exercise, ``v`` is the fraction of its ``values`` tests' points earned
    after step 1 (tests not graded left out). Every other test (names, shapes, errors, properties,
-   edge cases: :data:`autograder.run.rubric.KINDS`) is paid ``v`` times what it earned. A test
+   edge cases, conventions: :data:`autograder.run.rubric.KINDS`) is paid ``v`` times what it earned
+   (a ``convention`` test compares values too, but the other convention must cost it alone, so it
+   does not count in ``v``). A test
    marked ``part(name)`` (``train_autoencoder``, a function graded apart from the model) is gated
    with the other tests of its part only. With no ``values`` test of a part in the run (an
    AutoEncoder graded without its training tests) ``v`` is 1: those tests are then held by their

@@ -36,6 +36,8 @@ KINDS = {
     "errors": "the contract's argument errors",
     "property": "a property of the output itself (invariance, equivariance, determinism, causality, the greedy loop)",
     "edge": "an edge case (one query and one key, one token, batch 1, length 1) where normalised or copying code is exact",
+    "convention": "values where the contract names another convention as common (the rows of padded queries): "
+                  "gated, and left out of the values fraction, so the other convention costs this test only",
 }
 
 

@@ -131,7 +131,7 @@ def test_self_attention_matches_pytorch(student, example):
                  valid=(unpadded, unpadded), known_mistakes=mistaken.mha(case.state, case.heads, x, x, x, key_padding_mask=kpm))
 
 
-@pytest.mark.kind("values")
+@pytest.mark.kind("convention")
 @pytest.mark.points(0.5)
 def test_padded_query_rows_follow_pytorch(student, example):
     """convention: in self-attention, the rows of padded queries are computed like any other row, as nn.MultiheadAttention does
