@@ -177,12 +177,15 @@ ConvAutoEncoder.decode = _decode
 
 
 def all_degenerates() -> tuple[Degenerate, ...]:
-    """Every degenerate implementation (empty without ``solutions/``)."""
-    return DEGENERATES if paths.solutions_dir() is not None else ()
+    """Every degenerate implementation: this registry's, then the generated ones
+    (:func:`autograder.mistakes.adversaries.generate`); empty without ``solutions/``."""
+    from autograder.mistakes import adversaries
+
+    return DEGENERATES + tuple(adversaries.generate()) if paths.solutions_dir() is not None else ()
 
 
 def by_id(degenerate_id: str) -> Degenerate:
-    for d in DEGENERATES:
+    for d in all_degenerates():
         if d.id == degenerate_id:
             return d
     raise KeyError(f"no degenerate implementation {degenerate_id!r}")

@@ -168,6 +168,9 @@ class Results:
     error: str | None = None
     other: dict = field(default_factory=dict)
     top: dict = field(default_factory=dict)   # unknown top-level keys, kept as they were
+    # in-process only, never written: the test records before autograder.run.payment (twins
+    # included), for tkit validate's memoriser check
+    raw_tests: list[TestResult] = field(default_factory=list, repr=False, compare=False)
 
     def to_gradescope(self) -> dict:
         """The results.json dict (Gradescope's schema, the kit's fields in ``extra_data``)."""

@@ -12,6 +12,7 @@ visibility, description), ``records``, ``partials``, ``attachments``, ``remote``
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from autograder import __version__, exercises
@@ -147,8 +148,9 @@ def with_printed(text: str, printed: str) -> str:
 def build_results(session, started: float) -> Results:
     """The submission's results from the session's records (a test without one: "not run");
     ``started`` is the run's ``time.monotonic()`` start."""
-    tests = payment.apply([session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid)
-                           for nodeid in session.meta])
+    records = [session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid) for nodeid in session.meta]
+    raw = [dataclasses.replace(t, other=dict(t.other)) for t in records]
+    tests = payment.apply(records)
     failing: dict[str, int] = {}
     for t in tests:
         if t.status == "failed" and not t.not_graded:
@@ -173,7 +175,7 @@ def build_results(session, started: float) -> Results:
         output=_("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
         visibility="visible", stdout_visibility="hidden", tests=tests,
         kit_version=__version__, seed=session.seed, max_score=max_score, exercises=per_exercise,
-        submission=str(session.submission), child=session.remote.info)
+        submission=str(session.submission), child=session.remote.info, raw_tests=raw)
     not_graded.summarize(results)
     return results
 
