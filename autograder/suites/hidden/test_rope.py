@@ -47,12 +47,17 @@ def test_float64_and_non_contiguous(student, rng):
     head_dim, = inputs.distinct(rng, 1, MIN_WIDTH, MAX_WIDTH, even=True, exclude=(batch, heads, length))
     x = inputs.randn(rng, batch, heads, length, head_dim)
 
+    positions = torch.arange(length) + inputs.integer(rng, 0, MAX_POSITION)
+
     def run(impl):
-        return impl.rope.apply_rope(x.double()), inputs.noncontiguous(impl, impl.rope.apply_rope, x)
+        rope = impl.rope.apply_rope
+        return rope(x.double(), positions), inputs.noncontiguous(impl, rope, x, positions)
 
     expect_reference(run, student,
-                     what=say(f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}]",
-                              f"float64이고 연속이 아닌 x[{batch}, {heads}, {length}, {head_dim}]에 대한 apply_rope"))
+                     what=say(f"apply_rope on float64 and non-contiguous x[{batch}, {heads}, {length}, {head_dim}], "
+                              f"positions={positions.tolist()}",
+                              f"float64이고 연속이 아닌 x[{batch}, {heads}, {length}, {head_dim}]에 대한 apply_rope, "
+                              f"positions={positions.tolist()}"), atol=tolerance.position_atol(int(positions.max())))
 
 
 @pytest.mark.kind("values")
