@@ -166,12 +166,12 @@ def test_train_autoencoder_follows_adam(student, seed):
 @pytest.mark.training
 @pytest.mark.points(1)
 def test_training_lowers_heldout_error(student, attach):
-    """trained by the grader's own loop, the model's held-out error falls below that of the average digit
+    """trained by the grader's own loop, the model's held-out error falls clearly below that of the average digit
 
-    ko: 채점기 자신의 학습 루프로 학습한 뒤 처음 보는 숫자의 복원 오차가 평균 이미지보다 낮아집니다
+    ko: 채점기 자신의 학습 루프로 학습한 뒤 처음 보는 숫자의 복원 오차가 평균 이미지보다 분명히 낮아집니다
     """
     run = training.autoencoder_run(student)
-    fail_unless_trained(run, training.AE.constant_mse)
+    fail_unless_trained(run, training.AE.learns_mse)   # the "learns" bar, well under any constant image
     if isinstance(run.losses, list):
         attach("loss_curve", losses=run.losses)
 
