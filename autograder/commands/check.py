@@ -50,6 +50,9 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
     for note in results.warnings or []:
         click.echo(i18n._("warning: {note}").format(note=note))
     print_results(results, verbose=verbose)
+    click.echo(i18n._("Grading runs each of these tests again on other inputs of the same kind, and a test's points "
+                      "count when both pass; names, shapes, errors and properties are paid as far as the exercise's "
+                      "value tests pass."))
     if html_path:
         from autograder.reports import render
         from autograder.intake.textfiles import write_text_atomic
