@@ -6,8 +6,8 @@ same shape and dtype: a constant, zeros, the identity (the input of that shape),
 to every position, the mean over positions, right only below a row, a fixed random table, one
 row (one id, one position) for everything. :func:`generate` applies each template to every
 signature of an exercise at once (wrapping the reference's functions, so whatever calls them gets
-the degenerate output too) and gives :class:`~autograder.mistakes.degenerate.Degenerate` entries
-that ``tkit validate`` grades like the hand-written ones (:mod:`.degenerate`, kept for what no
+the degenerate output too); :func:`autograder.mistakes.degenerate.all_degenerates` makes them
+entries that ``tkit validate`` grades like the hand-written ones (:mod:`.degenerate`, kept for what no
 template makes: uniform, self-only or mean-key attention, memory ignored or replaced, a learnable
 constant image, pooled-and-upsampled images, ...). Code right only on the public inputs is
 :func:`autograder.validate.check_memoriser`'s: the public tests' records of the reference merged
@@ -121,12 +121,10 @@ def postscript(exercise: str, template: str) -> str:
     return "\n".join(lines)
 
 
-def generate(names=None) -> list:
-    """One :class:`~autograder.mistakes.degenerate.Degenerate` per template and exercise of
-    ``names`` (all by default), ids ``gen_<template>_<exercise>``."""
-    from autograder.mistakes.degenerate import Degenerate
-
+def generate(names=None) -> list[tuple[str, str, str, str]]:
+    """``(id, exercise, what, postscript)`` per template and exercise of ``names`` (all by
+    default), ids ``gen_<template>_<exercise>``."""
     selected = [n for n in exercises.NAMES if names is None or n in set(names)]
-    return [Degenerate(f"gen_{template}_{exercise}", exercise, f"generated: {what}", postscript(exercise, template))
+    return [(f"gen_{template}_{exercise}", exercise, f"generated: {what}", postscript(exercise, template))
             for exercise in selected for template, (what, _body) in TEMPLATES.items()
             if exercise in ONLY.get(template, (exercise,))]

@@ -272,7 +272,9 @@ def all_degenerates() -> tuple[Degenerate, ...]:
     (:func:`autograder.mistakes.adversaries.generate`); empty without ``solutions/``."""
     from autograder.mistakes import adversaries
 
-    return DEGENERATES + tuple(adversaries.generate()) if paths.solutions_dir() is not None else ()
+    if paths.solutions_dir() is None:
+        return ()
+    return DEGENERATES + tuple(Degenerate(*entry) for entry in adversaries.generate())
 
 
 def by_id(degenerate_id: str) -> Degenerate:
