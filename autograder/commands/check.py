@@ -49,10 +49,10 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
         raise click.ClickException(str(exc)) from None
     for note in results.warnings or []:
         click.echo(i18n._("warning: {note}").format(note=note))
-    print_results(results, verbose=verbose)
     click.echo(i18n._("Grading runs each of these tests again on other inputs of the same kind, and a test's points "
                       "count when both pass; names, shapes, errors and properties are paid as far as the exercise's "
                       "value tests pass."))
+    print_results(results, verbose=verbose)
     if html_path:
         from autograder.reports import render
         from autograder.intake.textfiles import write_text_atomic
