@@ -191,15 +191,19 @@ def item_meta(item) -> dict:
     test a twin copies, else None) and ``description`` (its name in the current language), from its
     markers and suite folder.
 
+    A test without a ``kind()`` marker is a ``values`` test (the kit's own suites declare every
+    test's kind: ``tests/test_suites_markers.py``).
+
     Raises:
-        pytest.UsageError: the test lacks an ``exercise()``, ``points()`` or ``kind()`` marker, or its
-            visibility is neither public nor hidden.
+        pytest.UsageError: the test lacks an ``exercise()`` or ``points()`` marker, its kind is not
+            one of :data:`autograder.run.rubric.KINDS`, or its visibility is neither public nor hidden.
     """
     exercise = rubric.marker_arg(item, "exercise")
     points = rubric.marker_arg(item, "points")
-    kind = rubric.marker_arg(item, "kind")
+    kind = rubric.marker_arg(item, "kind") or rubric.VALUES
     if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)) or kind not in rubric.KINDS:
-        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise(), points() and kind() markers")
+        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers "
+                                f"(and a kind() among {sorted(rubric.KINDS)})")
     visibility = rubric.visibility_of(item)
     if visibility not in VISIBILITY:
         raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
