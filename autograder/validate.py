@@ -203,14 +203,15 @@ MEMORISER_TEMPLATE = "fixed_random"
 
 def check_memoriser(exercise: str, *, training: bool, seed: int) -> CheckResult:
     """Code right exactly on the public tests' inputs and wrong elsewhere: the reference's records of
-    the public tests, the hidden tests' and twins' of the generated ``fixed_random`` adversary
-    (wrong everywhere), paid together by :func:`autograder.run.payment.apply`. It may earn at most
+    the public tests that have twins (the others draw the run's secret inputs), the other tests' and
+    the twins' of the generated ``fixed_random`` adversary (wrong everywhere), paid together by :func:`autograder.run.payment.apply`. It may earn at most
     :data:`degenerate.MAX_SHARE` of the exercise."""
     t0 = time.monotonic()
     right = grading.grade_folder(paths.solutions_dir(), names=[exercise], seed=seed, training=training)
     wrong = grade_degenerate(degenerate.by_id(f"gen_{MEMORISER_TEMPLATE}_{exercise}"), training=training, seed=seed)
-    public = [t for t in right.raw_tests if t.exercise == exercise and not t.hidden]
-    hidden = [t for t in wrong.raw_tests if t.exercise == exercise and t.hidden]
+    twinned = {t.other.get(payment.TWIN_OF) for t in wrong.raw_tests}   # public tests on public inputs
+    public = [t for t in right.raw_tests if t.exercise == exercise and not t.hidden and t.nodeid in twinned]
+    hidden = [t for t in wrong.raw_tests if t.exercise == exercise and (t.hidden or t.nodeid not in twinned)]
     paid = payment.apply([dataclasses.replace(t, other=dict(t.other)) for t in public + hidden])
     return _share_check("memoriser", f"memoriser_{exercise}", exercise, "right on the public inputs only", paid,
                         training, t0, own=wrong.tests)

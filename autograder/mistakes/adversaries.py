@@ -103,6 +103,9 @@ def _tkit_wrap(fn, transform):
 #: positional-encoding table; elsewhere rows past 16 never occur, or are not positions (RoPE's
 #: rotations at given positions: the registry's ``rope_positions_below_64``).
 ONLY = {"rows_below_16": ("positional_encoding",), "rows_below_64": ("positional_encoding",)}
+#: template -> the exercises it does not apply to: the AutoEncoder's values are what a training of
+#: it reaches, and a codec whose encode and decode are scaled still learns (not degenerate).
+EXCEPT = {"scaled": ("autoencoder",)}
 
 
 def _transform(name: str) -> str:
@@ -127,4 +130,4 @@ def generate(names=None) -> list[tuple[str, str, str, str]]:
     selected = [n for n in exercises.NAMES if names is None or n in set(names)]
     return [(f"gen_{template}_{exercise}", exercise, f"generated: {what}", postscript(exercise, template))
             for exercise in selected for template, (what, _body) in TEMPLATES.items()
-            if exercise in ONLY.get(template, (exercise,))]
+            if exercise in ONLY.get(template, (exercise,)) and exercise not in EXCEPT.get(template, ())]
