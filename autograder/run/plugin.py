@@ -58,7 +58,7 @@ import torch
 
 from autograder import context, exercises
 from autograder.reports import pictures
-from autograder.run import counterexample_run, rubric, scoring, twins
+from autograder.run import counterexample_run, payment, rubric, scoring, twins
 from autograder.sandbox import timeshare
 from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
 from autograder.i18n import authored, using
@@ -286,7 +286,9 @@ class GradingSession:
         if self._phase == "hidden" and not interrupted:
             # a hidden failure's mistake that no public test named, shown on a kit-fixed public
             # input in a fresh child (no hidden input ever reached it)
-            counterexample_run.add(list(self.records.values()), self.remote, self._fresh_child)
+            # (the twins' records are folded away by autograder.run.payment: none of theirs)
+            counterexample_run.add([r for r in self.records.values() if not r.other.get(payment.TWIN_OF)],
+                                   self.remote, self._fresh_child)
         figures = self._figures
         if figures is None and self.options.pictures and not interrupted and self._phase == "public":
             figures = self._collect_pictures()   # no hidden test ran: the public child, before it closes
