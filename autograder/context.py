@@ -60,9 +60,10 @@ class RunState:
 @dataclass
 class TestContext:
     """The running test: its ``exercise``, ``nodeid``, ``seed`` (derived from the run's seed and
-    the test's id), ``visibility`` (``public`` or ``hidden``), its ``run`` and ``served``: the
+    the test's id), ``visibility`` (``public`` or ``hidden``), its ``run``, ``served``: the
     components its code gets as the reference's (a composite's test; empty for its integration
-    test, other exercises and the student edition: :mod:`autograder.sandbox.served`)."""
+    test, other exercises and the student edition: :mod:`autograder.sandbox.served`), and whether
+    it is a public test's hidden ``twin`` (:mod:`autograder.run.twins`)."""
 
     __test__ = False  # not a pytest test class
 
@@ -72,6 +73,7 @@ class TestContext:
     visibility: str | None = None
     run: RunState = field(default_factory=RunState)
     served: tuple = ()
+    twin: bool = False
 
 
 _RUNNING: contextvars.ContextVar[TestContext | None] = contextvars.ContextVar("tkit_test", default=None)

@@ -10,9 +10,14 @@ Three kinds of check, each a full grading run through :func:`autograder.run.grad
   exercise only; it must lose points there, and a failing test must name it
   (``extra_data["mistake"] == m.id``);
 * every degenerate implementation (:mod:`autograder.mistakes.degenerate`: a constant, zeros, the
-  identity, a model that ignores its context, uniform attention...) is graded the same way on its
-  own exercise and may earn at most :data:`~autograder.mistakes.degenerate.MAX_SHARE` (20 %) of
-  the points that ran there: with the training tests left out, of the non-training points.
+  identity, a model that ignores its context, uniform attention..., hand-written or generated from
+  templates by :mod:`autograder.mistakes.adversaries`) is graded the same way on its own exercise
+  and may earn at most :data:`~autograder.mistakes.degenerate.MAX_SHARE` (20 %) of the points that
+  ran there: with the training tests left out, of the non-training points, less the tests of a
+  part whose values tests all train (the AutoEncoder's model: without them nothing pays by value);
+* per exercise, code right only on the public inputs (:func:`check_memoriser`) may earn at most
+  as much: the public tests' records of the reference merged with the hidden tests' and twins' of
+  a generated adversary, paid by :func:`autograder.run.payment.apply`.
 
 A mutant is first graded without the training tests (fast); only when that does not catch it
 (and training is allowed) is it graded again with them. A patch that no longer applies to the
@@ -21,6 +26,7 @@ reference (:class:`autograder.mistakes.catalog.CatalogError`) is a failed check 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 import time
@@ -31,8 +37,8 @@ from typing import Callable, Iterable
 
 from autograder import exercises, paths
 from autograder.mistakes import catalog, degenerate
-from autograder.results.model import Results, as_results
-from autograder.run import grading
+from autograder.results.model import Results, TestResult, as_results
+from autograder.run import grading, payment, rubric
 
 
 @dataclass
@@ -139,27 +145,77 @@ def write_degenerate(entry: degenerate.Degenerate, dest: Path) -> None:
     (dest / f"{entry.target}.py").write_text(entry.source(), encoding="utf-8")
 
 
-def check_degenerate(entry: degenerate.Degenerate, *, training: bool, seed: int) -> CheckResult:
-    """Grade one degenerate implementation on its own exercise; it may earn at most
-    :data:`degenerate.MAX_SHARE` of the points that ran (without training: the non-training ones)."""
-    t0 = time.monotonic()
+def judged(tests: list[TestResult], exercise: str, own: list[TestResult] | None = None) -> list[TestResult]:
+    """The tests of ``exercise`` that count in a degenerate implementation's share: those of a part
+    with a values test among ``tests`` that the implementation fails somewhere in ``own`` (its own
+    records, default ``tests``). Left out: a part whose values tests all train (without them its other
+    tests pay by their premises alone), and a part the implementation leaves right (a function it
+    does not touch, e.g. ``train_autoencoder`` beside a degenerate model)."""
+    own = tests if own is None else own
+    valued = {payment.part_of(t) for t in tests if t.exercise == exercise and t.kind == rubric.VALUES}
+    wrong = {payment.part_of(t) for t in own if t.exercise == exercise and t.kind == rubric.VALUES
+             and not t.not_graded and t.score < t.max_score}
+    return [t for t in tests if t.exercise == exercise and payment.part_of(t) in valued & wrong]
+
+
+def _share_check(kind: str, label: str, exercise: str, what: str, tests: list[TestResult], training: bool,
+                 t0: float, own: list[TestResult] | None = None) -> CheckResult:
+    counted = judged(tests, exercise, own)
+    if not counted and judged(tests, exercise, [dataclasses.replace(t, score=0.0) for t in tests]):
+        return CheckResult(kind, label, exercise, False, 0.0, 0.0,
+                           f"not degenerate: it passes every value test of {exercise} ({what})", time.monotonic() - t0)
+    score = round(sum(t.score for t in counted), 4)
+    max_score = round(sum(t.max_score for t in counted), 4)
+    share = score / max_score if max_score else 0.0
+    ok = share <= degenerate.MAX_SHARE + 1e-9
+    over = "" if training else " of the non-training points"
+    left = len([t for t in tests if t.exercise == exercise]) - len(counted)
+    note = f", {left} test(s) of a part it leaves right or whose values tests train left out" if left else ""
+    if max_score == 0:
+        detail = f"not judged: no values test of {exercise} ran ({what})"
+    elif ok:
+        detail = f"{share:.0%}{over}{note} ({what})"
+    else:
+        passed = [t.name for t in counted if t.score > 0]
+        detail = (f"earns {share:.0%}{over}{note}, more than {degenerate.MAX_SHARE:.0%} ({what}); "
+                  f"tests that pay: {'; '.join(passed)}")
+    return CheckResult(kind, label, exercise, ok, score, max_score, detail, time.monotonic() - t0)
+
+
+def grade_degenerate(entry: degenerate.Degenerate, *, training: bool, seed: int) -> Results:
+    """The results of one degenerate implementation, graded on its own exercise."""
     with tempfile.TemporaryDirectory(prefix="tkit-degenerate-") as tmp:
         write_degenerate(entry, Path(tmp))
-        results = grading.grade_folder(Path(tmp), names=[entry.exercise], seed=seed, training=training)
-    score, max_score = exercise_score(results, entry.exercise)
-    share = score / max_score if max_score else 0.0
-    ok = max_score > 0 and share <= degenerate.MAX_SHARE + 1e-9
-    over = "" if training else " of the non-training points"
-    if max_score == 0:
-        detail = f"no tests of {entry.exercise} ran"
-    elif ok:
-        detail = f"{share:.0%}{over} ({entry.what})"
-    else:
-        passed = [t.name for t in results.tests if t.exercise == entry.exercise and t.score > 0]
-        detail = (f"earns {share:.0%}{over}, more than {degenerate.MAX_SHARE:.0%} ({entry.what}); "
-                  f"tests that pay: {'; '.join(passed)}")
-    return CheckResult("degenerate", entry.id, entry.exercise, ok, score, max_score, detail,
-                       time.monotonic() - t0)
+        return grading.grade_folder(Path(tmp), names=[entry.exercise], seed=seed, training=training)
+
+
+def check_degenerate(entry: degenerate.Degenerate, *, training: bool, seed: int) -> CheckResult:
+    """Grade one degenerate implementation on its own exercise; it may earn at most
+    :data:`degenerate.MAX_SHARE` of the points that ran (without training: the non-training ones;
+    always less the tests of a part whose values tests did not run, :func:`judged`)."""
+    t0 = time.monotonic()
+    results = grade_degenerate(entry, training=training, seed=seed)
+    return _share_check("degenerate", entry.id, entry.exercise, entry.what, results.tests, training, t0)
+
+
+#: The generated adversary whose hidden results stand for "wrong off the public inputs".
+MEMORISER_TEMPLATE = "fixed_random"
+
+
+def check_memoriser(exercise: str, *, training: bool, seed: int) -> CheckResult:
+    """Code right exactly on the public tests' inputs and wrong elsewhere: the reference's records of
+    the public tests that have twins (the others draw the run's secret inputs), the other tests' and
+    the twins' of the generated ``fixed_random`` adversary (wrong everywhere), paid together by :func:`autograder.run.payment.apply`. It may earn at most
+    :data:`degenerate.MAX_SHARE` of the exercise."""
+    t0 = time.monotonic()
+    right = grading.grade_folder(paths.solutions_dir(), names=[exercise], seed=seed, training=training)
+    wrong = grade_degenerate(degenerate.by_id(f"gen_{MEMORISER_TEMPLATE}_{exercise}"), training=training, seed=seed)
+    twinned = {t.other.get(payment.TWIN_OF) for t in wrong.raw_tests}   # public tests on public inputs
+    public = [t for t in right.raw_tests if t.exercise == exercise and not t.hidden and t.nodeid in twinned]
+    hidden = [t for t in wrong.raw_tests if t.exercise == exercise and (t.hidden or t.nodeid not in twinned)]
+    paid = payment.apply([dataclasses.replace(t, other=dict(t.other)) for t in public + hidden])
+    return _share_check("memoriser", f"memoriser_{exercise}", exercise, "right on the public inputs only", paid,
+                        training, t0, own=wrong.tests)
 
 
 def _run_job(job: tuple) -> CheckResult:
@@ -170,6 +226,8 @@ def _run_job(job: tuple) -> CheckResult:
         return check_stubs(arg, training=training, seed=seed)
     if kind == "degenerate":
         return check_degenerate(degenerate.by_id(arg), training=training, seed=seed)
+    if kind == "memoriser":
+        return check_memoriser(arg, training=training, seed=seed)
     return check_mutant(catalog.by_id(arg), training=training, seed=seed)
 
 
@@ -188,6 +246,7 @@ def plan(names: Iterable[str] | None = None, *, training: bool = True, seed: int
     jobs = [("reference", selected, training, seed), ("stubs", selected, training, seed)]
     jobs += [("mutant", m.id, training, seed) for m in catalog.for_exercises(selected)]
     jobs += [("degenerate", d.id, training, seed) for d in degenerate.for_exercises(selected)]
+    jobs += [("memoriser", name, training, seed) for name in selected]
     return jobs
 
 
@@ -215,8 +274,9 @@ def validate(names: Iterable[str] | None = None, *, training: bool = True, seed:
 
 def across_seeds(runs: dict[int, list[CheckResult]]) -> list[CheckResult]:
     """One result per check from the same plan run under several seeds (``{seed: results}``, each
-    in plan order): ok only when ok under every seed and, for a mutant or a degenerate
-    implementation (code that is wrong everywhere), when its points do not move with the seed;
+    in plan order): ok only when ok under every seed and, for a mutant, when its points do not move
+    with the seed (a degenerate implementation's may, under the bar: its twins and hidden draws
+    differ, and what it earns is bounded by the values gate, not by one draw);
     ``score`` is the lowest, ``detail`` names the seeds that failed or the points per seed."""
     seeds = sorted(runs)
     merged = []
@@ -224,7 +284,7 @@ def across_seeds(runs: dict[int, list[CheckResult]]) -> list[CheckResult]:
         first = column[0]
         scores = {s: r.score for s, r in zip(seeds, column)}
         failed = [f"seed {s}: {r.detail}" for s, r in zip(seeds, column) if not r.ok]
-        moves = first.kind in ("mutant", "degenerate") and len(set(scores.values())) > 1
+        moves = first.kind == "mutant" and len(set(scores.values())) > 1
         if moves:
             failed.append("points move with the seed: " + ", ".join(f"{v:g} (seed {s})" for s, v in scores.items()))
         merged.append(CheckResult(first.kind, first.label, first.exercise, not failed, min(scores.values()),

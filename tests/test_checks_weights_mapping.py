@@ -5,6 +5,7 @@
 still named.
 """
 
+import math
 import sys
 from pathlib import Path
 
@@ -116,16 +117,16 @@ def test_buffers_such_as_pe():
     assert renaming.renamed_attributes(inside, "positional_encoding") == ["pos_encoding.table -> pos_encoding.pe"]
 
 
-def test_count_mismatch_and_extra_parameters_are_refused():
+def test_count_mismatch_and_another_structure_are_refused_extra_parameters_are_left_out():
     three = [(k, s) for k, s in lay(Linears(4)) if not k.startswith("linears.3")]
     with pytest.raises(renaming.NoCorrespondence, match="has 4 of"):
         renaming.correspond(lay(Kit(4)), three)
-    extra = lay(Linears(4)) + [("scale", (1,))]
-    with pytest.raises(renaming.NoCorrespondence, match="scale"):
-        renaming.correspond(lay(Kit(4)), extra)
+    extra = lay(Linears(4)) + [("scale", (1,))]   # the student's own parameter: it keeps its value
+    pairs = renaming.correspond(lay(Kit(4)), extra, strict=True)
+    assert "scale" not in pairs.values() and len(pairs) == 8
     fused = [("in_proj_weight", (12, 4)), ("in_proj_bias", (12,)), ("out_proj.weight", (4, 4)),
              ("out_proj.bias", (4,))]
-    with pytest.raises(renaming.NoCorrespondence):
+    with pytest.raises(renaming.NoCorrespondence, match="in_proj"):   # not extra: q/k/v have no counterpart
         renaming.correspond(lay(Kit(4)), fused)
 
 
@@ -176,7 +177,7 @@ def test_contract_names_load_as_before():
 def test_no_correspondence_is_one_cause_of_kind_names():
     state = {k: torch.randn(v.shape) for k, v in Kit(4).state_dict().items()}
     odd = Linears(4)
-    odd.register_parameter("scale", nn.Parameter(torch.ones(1)))
+    odd.linears[3] = nn.Linear(4, 1)   # another structure: one projection the exercise has nowhere
     with pytest.raises(SubmissionError) as first:
         weights.loaded(odd, state)
     with pytest.raises(SubmissionError) as second:
@@ -186,6 +187,23 @@ def test_no_correspondence_is_one_cause_of_kind_names():
     assert line == second.value.message.splitlines()[0]          # one cause in the report
     assert line == "Linears: scale do not correspond to the exercise's parameters"
     assert "Yours: scale [1], linears.0.weight [4, 4]" in first.value.message
+
+
+def test_extra_parameters_and_a_shared_sublayer_under_two_names_load_as_the_contract_says():
+    """Legitimate forms (exercises/README.md): a module that also holds its four projections in a
+    ``linears`` list, and one with a buffer of its own, load the state under the contract's names and
+    keep their own entries; the names test passes."""
+    class Shared(Kit):
+        def __init__(self, d):
+            super().__init__(d)
+            self.linears = nn.ModuleList([self.q_proj, self.k_proj, self.v_proj, self.out_proj])
+            self.register_buffer("scale", torch.tensor(float(d) ** 0.5))
+
+    state = {k: torch.randn(v.shape) for k, v in Kit(4).state_dict().items()}
+    module = weights.loaded(Shared(4), state)
+    assert torch.equal(module.linears[0].weight, state["q_proj.weight"]) and float(module.scale) == 2.0
+    assert sorted(weights.layout(module, prefer=state)) == sorted(renaming.layout_of(state) + [("scale", ())])
+    weights.expect_names(lambda impl: Shared(4), None, state, what="Shared(4)")
 
 
 def test_a_malicious_layout_can_only_misplace_the_graders_own_weights():
@@ -273,7 +291,7 @@ def test_renamed_submission_loses_only_the_names_test(case, tmp_path):
         assert sum(t["score"] for t in tests) == points
     else:
         assert {t["extra_data"].get("mistake") for t in failed} >= {mistake}
-        value_failures = [t for t in failed if t not in names]
+        value_failures = [t for t in failed if t not in names and t["status"] == "failed"]
         assert value_failures and all("matched to the exercise's by shape" in t["output"] for t in value_failures)
         # never more than the same mistake under the contract's names (the catalog's mutant)
         from autograder.mistakes import catalog
@@ -282,7 +300,9 @@ def test_renamed_submission_loses_only_the_names_test(case, tmp_path):
         renamed_submissions.build(plain, "embedding_lut")
         (plain / f"{exercise}.py").write_text(catalog.by_id(mistake).source(), encoding="utf-8")
         contract = run_suites(plain, names=[exercise], seed=SEED, training=False)
-        assert sum(t["score"] for t in tests) == sum(t["score"] for t in contract["tests"]) - 0.25
+        names_there = [t["score"] for t in contract["tests"] if t["extra_data"]["nodeid"].endswith(names_test)]
+        assert math.isclose(sum(t["score"] for t in tests), sum(t["score"] for t in contract["tests"]) - names_there[0],
+                            abs_tol=1e-3)
 
 
 # -- the Transformer's rigged generator and its trained weights ----------------------------------------
@@ -326,8 +346,9 @@ def test_trained_transformer_weights_under_other_names_reach_the_reference():
 
 @pytest.mark.slow
 def test_no_correspondence_is_said_once_in_the_report(tmp_path):
-    """The feed-forward block with an extra parameter: every test that loads weights fails with the
-    same first line, and the report shows it as one cause (before: one API message per test)."""
+    """The feed-forward block with a third layer of w_1's shape (which layer plays linear1 is then a
+    guess): every test that loads weights fails with the same first line, and the report shows it as
+    one cause (before: one API message per test)."""
     from autograder.run import grading
 
     folder = tmp_path / "extra"
@@ -335,7 +356,7 @@ def test_no_correspondence_is_said_once_in_the_report(tmp_path):
     path = folder / "feed_forward.py"
     path.write_text(renamed_submissions.patched(path.read_text(encoding="utf-8"), (
         ("        self.dropout = nn.Dropout(dropout)\n",
-         "        self.dropout = nn.Dropout(dropout)\n        self.scale = nn.Parameter(torch.ones(1))\n"),)),
+         "        self.dropout = nn.Dropout(dropout)\n        self.w_3 = nn.Linear(d_model, d_ff)\n"),)),
         encoding="utf-8")
     results = grading.grade_folder(folder, names=["feed_forward"], seed=SEED, training=False)
     found, which = causes.of_tests(results.tests)
@@ -349,7 +370,7 @@ def test_no_correspondence_is_said_once_in_the_report(tmp_path):
 def test_composites_own_mistake_in_renamed_code_is_named_through_the_hybrid(tmp_path):
     """The Annotated-style encoder with the attention residual lost: the hybrid re-run (its own file
     on the reference components, loaded under its names) still names the encoder's mistake, and it
-    earns what the contract-named mutant earns, less the names test."""
+    earns what the contract-named mutant earns, less what the names test earned there."""
     from autograder.mistakes import catalog
     from grading_runs import run_suites
 
@@ -361,7 +382,9 @@ def test_composites_own_mistake_in_renamed_code_is_named_through_the_hybrid(tmp_
     renamed_submissions.build(plain, "embedding_lut")
     (plain / "encoder.py").write_text(catalog.by_id(mistake).source(), encoding="utf-8")
     contract = run_suites(plain, names=["encoder"], seed=SEED, training=False)
-    assert sum(t["score"] for t in results["tests"]) == sum(t["score"] for t in contract["tests"]) - 0.25
+    names = [t["score"] for t in contract["tests"] if t["extra_data"]["nodeid"].endswith("test_attribute_names")]
+    assert names and math.isclose(sum(t["score"] for t in results["tests"]),
+                                  sum(t["score"] for t in contract["tests"]) - names[0], abs_tol=1e-3)
 
 
 @pytest.mark.slow
@@ -373,7 +396,7 @@ def test_a_renamed_components_mistake_is_blamed_on_it_in_the_composite(tmp_path)
     folder = renamed_submissions.build(tmp_path / "sub", "mha_linears", "mha_split_without_transpose")
     results = run_suites(folder, names=["multi_head_attention", "encoder"], visibility=("public",), seed=SEED,
                          training=False)
-    failing = [t for t in results["tests"] if t["score"] < t["max_score"]]
+    failing = [t for t in results["tests"] if t["status"] == "failed"]   # not the tests the values gate paid less
     mha = {t["extra_data"].get("mistake") for t in failing if t["tags"][0] == "multi_head_attention"}
     assert "mha_split_without_transpose" in mha
     encoder = [t for t in failing if t["tags"][0] == "encoder"]

@@ -163,6 +163,7 @@ from autograder.checks import expect_equal
 
 @pytest.mark.exercise("masks")
 @pytest.mark.points(1)
+@pytest.mark.no_twin("counts the calls in its child: a twin would be the hidden child's second")
 def test_bump(student):
     """the first call in this process"""
     expect_equal(lambda impl: impl.masks.bump(), student, 1, what="bump()")

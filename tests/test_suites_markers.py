@@ -48,3 +48,29 @@ def test_public_tests_never_use_the_reference(suite_tests):
     bad = [t.nodeid for t in suite_tests if t.visibility == "public" and "reference" in t.fixtures]
     assert bad == [], f"public tests that request the reference fixture: {bad}"
 
+
+
+def test_every_test_says_what_it_checks(suite_tests):
+    """Points follow values (autograder.run.payment): every test is classified, so no suite can
+    forget the rule; a test that is not a ``values`` test is paid as far as its exercise's are."""
+    bad = [(t.nodeid, t.kind) for t in suite_tests if t.kind not in rubric.KINDS]
+    assert bad == [], f"tests without a kind() marker from {sorted(rubric.KINDS)}: {bad}"
+
+
+def test_every_gated_part_has_values_tests(suite_tests):
+    values = {(t.exercise, t.part) for t in suite_tests if t.kind == rubric.VALUES}
+    gated = {(t.exercise, t.part) for t in suite_tests if t.kind != rubric.VALUES}
+    assert gated - values == set(), "parts whose gated tests no values test pays for"
+
+
+def test_every_public_test_has_a_twin_that_draws_other_inputs(suite_tests):
+    """A public test's hidden twin (autograder.run.twins) differs from it only through what the test
+    draws from its ``seed``, ``rng`` or ``example`` fixture: a public test draws through one of them,
+    or says why it has no twin."""
+    draws = {"seed", "rng", "example"}
+    bad = [t.nodeid for t in suite_tests if t.visibility == "public" and not t.no_twin and not draws & set(t.fixtures)]
+    assert bad == [], f"public tests whose twin would repeat them (no seed, rng or example fixture): {bad}"
+    hidden = [t.nodeid for t in suite_tests if t.visibility == "hidden" and t.no_twin]
+    assert hidden == [], f"no_twin() on hidden tests: {hidden}"
+    reasons = [t.nodeid for t in suite_tests if t.no_twin is not None and not str(t.no_twin).strip()]
+    assert reasons == []

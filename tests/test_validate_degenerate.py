@@ -38,8 +38,17 @@ def test_a_degenerate_that_earns_too_much_fails_the_check():
     result = validate.check_degenerate(harmless, training=False, seed=SEED)
     assert not result.ok
     assert result.kind == "degenerate"
-    assert result.score == result.max_score == exercises.get("feed_forward").points
-    assert result.detail.startswith("earns 100% of the non-training points, more than 20%")
+    assert result.detail.startswith("not degenerate: it passes every value test of feed_forward")
+    # one that earns too much: wrong in float64 only
+    almost = degenerate.Degenerate("feed_forward_float64_zeros", "feed_forward", "zeros in float64", """
+_reference_forward = PositionwiseFeedForward.forward
+def _forward(self, x):
+    out = _reference_forward(self, x)
+    return out if x.dtype == torch.float32 else torch.zeros_like(out)
+PositionwiseFeedForward.forward = _forward
+""")
+    result = validate.check_degenerate(almost, training=False, seed=SEED)
+    assert not result.ok and "more than 20%" in result.detail, result.detail
 
 
 def test_validate_prints_each_degenerate_share(monkeypatch):
@@ -47,7 +56,7 @@ def test_validate_prints_each_degenerate_share(monkeypatch):
         ("degenerate", "feed_forward_identity", training, seed)])
     outcome = CliRunner().invoke(command, ["--exercise", "feed_forward", "--no-training", "--seed", str(SEED)])
     assert outcome.exit_code == 0, outcome.output
-    assert "feed_forward_identity, 0.75/5 = 15%" in outcome.output
+    assert "feed_forward_identity, 0/5 = 0%" in outcome.output
     assert "share of the non-training points" in " ".join(outcome.output.split())  # rich wraps lines
 
 

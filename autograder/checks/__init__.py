@@ -39,6 +39,10 @@ from ``lengths``, ``random_padding_mask``, ``attention_mask``, ``random_mask``, 
 ``valid_positions`` for ``valid=``; the drawn ones keep two open keys in every compared row), batch order (``swap_first_two``, ``batch_permuted``), and ``noncontiguous(impl, fn,
 *args)``, a call whose tensors reach the student as non-contiguous views.
 
+**Public examples** (:mod:`.examples`): a public test takes the ``example`` fixture and draws its
+inputs through it (``example.sizes((12, 3), 2, 8)``, ``example.rng(7)``, ``example.pick(value,
+draw)``): the public values in the test itself, fresh draws of the same kind in its hidden twin.
+
 **Weights** (:mod:`.weights`, state dicts under the kit's names): drawn (``linear_state``,
 ``mha_state``, ``ffn_state``), read from a PyTorch oracle (``kit_state(module)``: an
 ``nn.MultiheadAttention``, a Transformer layer or stack), loaded (``loaded(module, state, what)``:

@@ -34,7 +34,7 @@ from autograder.checks.contract_errors import expect_raises  # noqa: F401  (a ch
 from autograder.context import TestContext, current  # noqa: F401
 from autograder.i18n import _
 from autograder.mistakes.diagnosis import KnownMistakes
-from autograder.mistakes.comparison import Mismatch, compare, distance, signature
+from autograder.mistakes.comparison import ATOL, RTOL, Mismatch, compare, distance, signature
 from autograder.rng import cpu_seeded
 from autograder.sandbox.remote import SubmissionError
 
@@ -133,12 +133,12 @@ def _own_mistake_of_crash(run) -> "catalog.Mutant | None":
     if not hasattr(ctx.run.student, "submission") or ctx.run.hybrids is None:
         return None
     try:
-        verdict = _blame(run, hybrid.NOT_GIVEN, ctx.exercise, 1e-5, 1e-4, None)
+        verdict = _blame(run, hybrid.NOT_GIVEN, ctx.exercise, ATOL, RTOL, None)
     except Exception:
         return None
     if verdict.who != hybrid.OWN:
         return None
-    return _own_mistake(run, verdict.output, catalog.for_exercises([ctx.exercise]), 1e-5, 1e-4, None)
+    return _own_mistake(run, verdict.output, catalog.for_exercises([ctx.exercise]), ATOL, RTOL, None)
 
 
 def _test_seed() -> int:
@@ -187,7 +187,7 @@ def _closest(run, got, candidates, atol, rtol, valid) -> catalog.Mutant | None:
                             atol=atol, rtol=rtol, valid=valid)
 
 
-def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
+def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: float = ATOL, rtol: float = RTOL,
                      valid=None, known_mistakes: KnownMistakes | None = None) -> Any:
     """The student's output equals the reference solutions' on the same inputs (hidden tests:
     the student edition has no reference). Returns the student's output.
@@ -218,8 +218,8 @@ def expect_reference(run: Callable[[Any], Any], student, *, what: str, atol: flo
                    known_mistakes=known_mistakes, reference_output=expected, student=student)
 
 
-def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str, atol: float = 1e-5,
-                 rtol: float = 1e-4, valid=None, known_mistakes: KnownMistakes | None = None) -> Any:
+def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str, atol: float = ATOL,
+                 rtol: float = RTOL, valid=None, known_mistakes: KnownMistakes | None = None) -> Any:
     """The student's output equals ``expected``, a value the test computed (from
     :mod:`autograder.checks.formulas`, a PyTorch oracle, or written out). Returns the output.
 
@@ -241,7 +241,7 @@ def expect_equal(run: Callable[[Any], Any], student, expected: Any, *, what: str
 
 
 def expect_consistent(run: Callable[[Any], Any], student, rule: Callable[[Any], Any], *, what: str,
-                      atol: float = 1e-5, rtol: float = 1e-4, valid=None,
+                      atol: float = ATOL, rtol: float = RTOL, valid=None,
                       known_mistakes: KnownMistakes | None = None) -> Any:
     """A property of the student's own output holds: the output equals ``rule(output)``, a value
     computed from it (``lambda got: (got[0], got[0][:, perm])``: the second of two outputs is
@@ -285,7 +285,7 @@ def _forbidden_checked(student) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def naming_mistakes(run: Callable, got: Any, *, atol: float = 1e-5, rtol: float = 1e-4, valid=None,
+def naming_mistakes(run: Callable, got: Any, *, atol: float = ATOL, rtol: float = RTOL, valid=None,
                     known_mistakes: KnownMistakes | None = None,
                     reference_output: Any = hybrid.NOT_GIVEN) -> Iterator[None]:
     """Give a :class:`Mismatch` raised in the block (that names no mistake yet) the mistake that
@@ -310,8 +310,8 @@ def naming_mistakes(run: Callable, got: Any, *, atol: float = 1e-5, rtol: float 
         raise
 
 
-def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], None], *, atol: float = 1e-5,
-                    rtol: float = 1e-4, valid=None) -> Any:
+def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], None], *, atol: float = ATOL,
+                    rtol: float = RTOL, valid=None) -> Any:
     """A property of the submission's own outputs: ``verify(run(student))`` raises
     :class:`Mismatch` when the property fails (e.g. dropout that changes nothing in training
     mode), and the mistake is then named as by :func:`expect_reference`. ``run`` must build everything it
@@ -324,8 +324,8 @@ def expect_property(run: Callable[[Any], Any], student, verify: Callable[[Any], 
     return got
 
 
-def expect_same(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, atol: float = 1e-5,
-                rtol: float = 1e-4, valid=None) -> tuple[Any, Any]:
+def expect_same(run: Callable[[Any], tuple[Any, Any]], student, *, what: str, atol: float = ATOL,
+                rtol: float = RTOL, valid=None) -> tuple[Any, Any]:
     """:func:`expect_property` for ``run(impl) -> (before, after)``, two outputs of the submission
     that must agree (e.g. logits before and after changing later tokens); ``valid`` restricts
     the comparison to some positions. Returns ``(before, after)``."""

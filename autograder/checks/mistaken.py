@@ -322,10 +322,10 @@ def rope_angles(head_dim: int, max_len: int) -> KnownMistakes:
     }
 
 
-def fixed_bottleneck() -> KnownMistakes:
-    """Mistakes of ``(encode(x).shape for latent_dim 8, for latent_dim 32)``: one code width whatever
-    ``latent_dim`` is (a structural test, :class:`~autograder.mistakes.diagnosis.When`)."""
-    return {"autoencoder_fixed_latent": When(lambda got: got[0][1] == got[1][1] and got[0][1] not in (8, 32))}
+def fixed_bottleneck(widths: tuple[int, int] = (8, 32)) -> KnownMistakes:
+    """Mistakes of ``(encode(x).shape for latent_dim widths[0], for widths[1])``: one code width
+    whatever ``latent_dim`` is (a structural test, :class:`~autograder.mistakes.diagnosis.When`)."""
+    return {"autoencoder_fixed_latent": When(lambda got: got[0][1] == got[1][1] and got[0][1] not in widths)}
 
 
 def greedy_length(expected: torch.Tensor) -> KnownMistakes:

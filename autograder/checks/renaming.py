@@ -16,11 +16,18 @@ test's state dict (the reference's order). At each level of the names, from the 
    hand-written or not: ``([12], [12])``). Leaves of equal signature are paired in registration
    order, and so are the tensors inside two paired leaves.
 
+Leaves of a signature the exercise does not have at that level are the student's own (an extra
+buffer holding ``sqrt(d_model)``, a learnable scale): they are left out and keep their values,
+as long as every leaf of the exercise there found its counterpart. A tensor the module holds
+under two names is one entry (the student's layout lists it once, :func:`autograder.checks.
+weights.layout`).
+
 It refuses (:class:`NoCorrespondence`) when, for some signature, both sides have leaves but not as
 many (which goes with which is then a guess), or the student has leaves of a signature the
-exercise does not have (parameters the exercise does not name), or, with ``strict``, the
-exercise has leaves the student lacks. Without ``strict`` those are left out (a missing final
-norm then shows as a wrong output, as when the names agree).
+exercise does not have while some of the exercise's have no counterpart (another structure, not
+extra parameters), or, with ``strict``, the exercise has leaves the student lacks. Without
+``strict`` those are left out (a missing final norm then shows as a wrong output, as when the
+names agree).
 
 Trust: the layout is what the student's child reports; a correspondence only renames the keys of
 the grader's own state dict, so a wrong or hostile one can only make the student's output differ.
@@ -137,11 +144,15 @@ def _by_shape(contract: list[_Entry], student: list[_Entry], strict: bool) -> di
     for leaf in _leaves(student).values():
         groups_s.setdefault(_signature(leaf), []).append(leaf)
     pairs: dict[str, str] = {}
+    extras = {signature: theirs for signature, theirs in groups_s.items() if signature not in groups_c}
+    if extras and any(signature not in groups_s for signature in groups_c):   # another structure
+        signature, theirs = next(iter(extras.items()))
+        raise NoCorrespondence(_("yours has {names} ({shapes}), which the exercise has nowhere").format(
+            names=_names(theirs), shapes=_shapes(signature)))
     for signature, theirs in groups_s.items():
         ours = groups_c.get(signature, [])
-        if not ours:
-            raise NoCorrespondence(_("yours has {names} ({shapes}), which the exercise has nowhere").format(
-                names=_names(theirs), shapes=_shapes(signature)))
+        if not ours:   # the student's own parameters or buffers: left out, their values kept
+            continue
         if len(ours) != len(theirs):
             raise NoCorrespondence(_("the exercise has {n} of {shapes} ({ours}), yours has {m} ({theirs})").format(
                 n=len(ours), m=len(theirs), shapes=_shapes(signature), ours=_names(ours), theirs=_names(theirs)))

@@ -22,6 +22,7 @@ import torch
 from autograder.checks import draws
 from autograder.checks.training import named_mistake
 from autograder.i18n import _
+from autograder.mistakes.comparison import ATOL, RTOL   # the contract's one tolerance
 
 
 def losses_problem(losses, epochs: int) -> str | None:
@@ -115,15 +116,15 @@ LOOP_MISTAKES = {
 RECORDS = ("autoencoder_summed_epoch_loss", "autoencoder_last_batch_loss")
 
 
-def _same_state(got, want: dict, atol: float = 1e-5) -> bool:
+def _same_state(got, want: dict) -> bool:
     return isinstance(got, dict) and set(got) == set(want) and all(
         isinstance(got[k], torch.Tensor) and got[k].shape == want[k].shape
-        and torch.allclose(got[k].double(), want[k].double(), atol=atol, rtol=1e-4) for k in want)
+        and torch.allclose(got[k].double(), want[k].double(), atol=ATOL, rtol=RTOL) for k in want)
 
 
 def _same_losses(got, want: list) -> bool:
     return isinstance(got, list) and len(got) == len(want) and all(
-        isinstance(g, (int, float)) and not isinstance(g, bool) and math.isclose(g, w, rel_tol=1e-4, abs_tol=1e-6)
+        isinstance(g, (int, float)) and not isinstance(g, bool) and math.isclose(g, w, rel_tol=RTOL, abs_tol=ATOL)
         for g, w in zip(got, want))
 
 

@@ -128,18 +128,57 @@ def kit_state(module: nn.Module, prefix: str = "") -> dict[str, torch.Tensor]:
     raise TypeError(f"kit_state(): no kit module matches {type(module).__name__}")
 
 
-def layout(module) -> list[tuple[str, tuple[int, ...]]]:
-    """``[(name, shape)]`` of ``module.state_dict()``, in its order (for a student's module, what its
-    child reports: read only to rename the grader's own state, see :mod:`.renaming`).
+def layout(module, prefer=()) -> list[tuple[str, tuple[int, ...]]]:
+    """``[(name, shape)]`` of ``module.state_dict()``, in its order, one name per tensor: a tensor
+    the module holds under several names (a sublayer kept under two attributes, ``q_proj`` and
+    ``linears[0]``) is listed once, under its name in ``prefer`` (the contract's names) when one of
+    them is, else under the first. For a student's module this is what its child reports
+    (:func:`autograder.child.tasks.state_layout`): read only to rename the grader's own state, see
+    :mod:`.renaming`.
 
     Raises:
         AssertionError: ``state_dict()`` did not give names and tensors.
     """
-    state = module.state_dict()
-    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
-                                              for k, v in state.items()):
+    rows = _state_layout(module)
+    preferred = set(prefer)
+    chosen: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for index, (name, shape, first) in enumerate(rows):
+        if first == index or (name in preferred and chosen[first][0] not in preferred):
+            chosen[first] = (name, shape)
+    return list(chosen.values())
+
+
+def _state_layout(module) -> list[tuple[str, tuple[int, ...], int]]:
+    """``[(name, shape, index of the first entry of the same tensor)]`` of ``module``'s state dict
+    (a student's module: from its child, checked here; a local one: computed here)."""
+    from autograder.child import tasks
+    from autograder.sandbox.handles import RemoteObject
+
+    rows = module._impl.task("state_layout", module) if isinstance(module, RemoteObject) else tasks.state_layout(module)
+    good = isinstance(rows, list) and all(
+        isinstance(row, (list, tuple)) and len(row) == 3 and isinstance(row[0], str)
+        and isinstance(row[1], (list, tuple)) and all(type(d) is int and d >= 0 for d in row[1])
+        and type(row[2]) is int and 0 <= row[2] <= i for i, row in enumerate(rows))
+    if not good:
         raise AssertionError(_("{what}.state_dict() did not return names and tensors").format(what=_class(module)))
-    return renaming.layout_of(state)
+    out = [(name, tuple(shape), first) for name, shape, first in rows]
+    if any(out[first][1] != shape for _name, shape, first in out):
+        raise AssertionError(_("{what}.state_dict() did not return names and tensors").format(what=_class(module)))
+    return out
+
+
+def shapes(module) -> dict[str, list[int]]:
+    """``{name: shape}`` of ``module.state_dict()`` (a structure test's output: compare it with
+    :func:`with_contract`, which lets the student's extra parameters and buffers pass)."""
+    return {name: list(shape) for name, shape in layout(module)}
+
+
+def with_contract(got: dict, contract: dict) -> dict:
+    """What a structure test expects of the student's ``{name: value}`` ``got``: the contract's
+    entries, and the student's own others as they are (exercises/README.md: parameters, buffers
+    and attributes beyond the contract's are the student's to add). Pass ``got`` when it is not a
+    dict (the comparison then says what it should be)."""
+    return {**got, **contract} if isinstance(got, dict) else contract
 
 
 def _class(module) -> str:
@@ -208,12 +247,17 @@ def load(module, state: dict[str, torch.Tensor], *, strict: bool = False) -> Non
         if strict and unexpected:   # the module lacks some of the state's keys (a bias)
             raise _not_loaded(module, state)
         return
-    theirs = layout(module)
+    theirs = layout(module, prefer=state)
     try:
         pairs = renaming.correspond(renaming.layout_of(state), theirs, strict=strict)
     except renaming.NoCorrespondence:
         raise _not_loaded(module, state, theirs) from None
-    module.load_state_dict({pairs[k]: v for k, v in state.items() if k in pairs}, strict=strict)
+    renamed = {pairs[k]: v for k, v in state.items() if k in pairs}
+    # the module's other entries (a second name of a shared tensor, the student's own extra
+    # parameters and buffers) keep their values; strict: every key of the state reached the module
+    _, unexpected = module.load_state_dict(renamed, strict=False)
+    if strict and unexpected:
+        raise _not_loaded(module, state, theirs)
     ctx = current(required=False)
     if ctx is not None:
         noted = ctx.run.renamed.setdefault(ctx.nodeid, [])
@@ -240,8 +284,9 @@ def expect_names(build, student, state: dict[str, torch.Tensor], *, what: str, u
             does not name or lacks, other shapes).
     """
     module = build(student)
-    theirs, ours = layout(module), renaming.layout_of(state)
-    if sorted(theirs) == sorted(ours):
+    ours = renaming.layout_of(state)
+    theirs = layout(module, prefer=state)
+    if set(ours) <= set(theirs):   # the contract's names and shapes; anything more is the student's
         return
     try:
         pairs = renaming.correspond(ours, theirs, strict=True)

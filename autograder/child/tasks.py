@@ -50,6 +50,19 @@ def ping(value=None):
     return value
 
 
+@task
+def state_layout(module):
+    """``[[name, shape, first], ...]`` of ``module.state_dict(keep_vars=True)``, in its order:
+    ``first`` is the index of the first entry holding the same tensor object (its own index when
+    none does). A module that holds a sublayer under two names (``q_proj`` and ``linears[0]``)
+    lists its tensors twice; the parent keeps one name per tensor (``checks.weights.layout``)."""
+    seen: dict[int, int] = {}
+    out = []
+    for index, (name, tensor) in enumerate(module.state_dict(keep_vars=True).items()):
+        out.append([str(name), [int(d) for d in tensor.shape], seen.setdefault(id(tensor), index)])
+    return out
+
+
 def _noncontiguous(value):
     """``value`` as a non-contiguous view with the same values (floating tensors of 2+ elements)
     and a last axis of stride 1, the layouts the exercises themselves produce (exercises/README.md,

@@ -54,6 +54,9 @@ def command(exercise, path, json_path, html_path, lang, seed, verbose, data_dir)
         raise click.ClickException(str(exc)) from None
     for note in results.warnings or []:
         click.echo(i18n._("warning: {note}").format(note=note))
+    click.echo(i18n._("Grading runs each of these tests again on other inputs of the same kind, and a test's points "
+                      "count when both pass; names, shapes, errors and properties are paid as far as the exercise's "
+                      "value tests pass."))
     print_results(results, verbose=verbose)
     if any(t.not_graded == grader_errors.NOT_GRADED_REASON for t in results.tests):
         click.echo(i18n._("The kit itself failed on a test; the details are in {path} (for whoever maintains "

@@ -25,7 +25,8 @@ def command(names, no_training, seed, jobs, seeds, lang):
     """Grade the reference (must get every point), the untouched stubs (must get 0) and every
     known mistake of the catalog (each must lose points on its own exercise and be named as
     itself), and the degenerate implementations (a constant, zeros, the identity, a model that
-    ignores its context, uniform attention...: each may earn at most 20 % of its exercise; with
+    ignores its context, uniform attention..., hand-written and generated from templates) and code
+    right on the public inputs only: each may earn at most 20 % of its exercise; with
     --no-training, of its non-training points). Prints a table; exits 1 when any check fails."""
     from rich.console import Console
     from rich.table import Table
@@ -42,7 +43,7 @@ def command(names, no_training, seed, jobs, seeds, lang):
     def progress(result):
         mark = "[green]ok[/]" if result.ok else "[red]FAIL[/]"
         share = (f", {result.score:g}/{result.max_score:g} = {result.score / result.max_score:.0%}"
-                 if result.kind == "degenerate" and result.max_score else "")
+                 if result.kind in ("degenerate", "memoriser") and result.max_score else "")
         console.print(f"  {mark} {result.label}{share} ({result.seconds:.1f} s)")
 
     try:

@@ -7,7 +7,9 @@
 - :mod:`.comparison`: a student's output against the expected one (:class:`~.comparison.Mismatch`);
 - :mod:`.matching`: two catalog mistakes made together;
 - :mod:`.diagnosis`: mistakes named from the public formulas alone (both editions);
-- :mod:`.hybrid`: a composite's own code on the reference components: who is to blame.
+- :mod:`.hybrid`: a composite's own code on the reference components: who is to blame;
+- :mod:`.degenerate` and :mod:`.adversaries`: degenerate implementations, hand-written and generated
+  from templates over each exercise's signatures, for ``tkit validate`` (instructor kit only).
 
 In: a test's computation and the student's output. Out: a mismatch message and a mistake's name.
 """

@@ -27,6 +27,20 @@ if TYPE_CHECKING:  # instructor-only: the student edition ships no mistake catal
 
 PLAIN_TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
 
+#: The contract's one tolerance (exercises/README.md, "Conventions"): a value passes within
+#: ``ATOL + RTOL * |expected|``, whatever the dtype (a float64 input computed in float32 passes).
+#: Every check reads it from here; a suite passes another ``atol`` only through
+#: :func:`position_atol`.
+ATOL, RTOL = 1e-5, 1e-4
+
+
+def position_atol(max_position: int) -> float:
+    """The tolerance of values computed from positions up to ``max_position`` (a PE table, RoPE
+    angles and rotations): :data:`ATOL` plus one float32 rounding of an angle ``pos * w`` (``w <=
+    1``), ``max_position * 2**-23`` (5000: 6e-4), which computing the angles in float32, as the
+    source tutorials do, may cost (exercises/README.md 2 and 10)."""
+    return ATOL + max(int(max_position), 0) * 2.0 ** -23
+
 
 class Mismatch(AssertionError):
     """The submission's output differs from the expected one. ``mistake`` is the
@@ -62,7 +76,7 @@ def describe_type(value: Any) -> str:
     return type(value).__name__
 
 
-def compare(got: Any, expected: Any, *, what: str, atol: float = 1e-5, rtol: float = 1e-4,
+def compare(got: Any, expected: Any, *, what: str, atol: float = ATOL, rtol: float = RTOL,
             valid: torch.Tensor | None = None, check_dtype: bool = True, equal_nan: bool = False,
             show_expected: bool | None = None) -> None:
     """Raise :class:`Mismatch` unless ``got`` matches ``expected``.

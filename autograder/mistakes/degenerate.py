@@ -166,6 +166,97 @@ def apply_rope(x, positions=None, base=10000.0):
         raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
     return x.clone()
 """),
+    Degenerate("pe_one_frequency", "positional_encoding", "every column pair at the first frequency", """
+_reference_table = sinusoidal_table
+def sinusoidal_table(max_len, d_model):
+    return _reference_table(max_len, d_model)[:, :2].repeat(1, d_model // 2)
+"""),
+    Degenerate("rope_one_frequency", "rope", "every pair turned at one frequency (angle = position)", """
+_reference_angles = rope_angles
+def rope_angles(head_dim, max_len, base=10000.0):
+    cos, sin = _reference_angles(head_dim, max_len, base)
+    return cos[:, :1].expand_as(cos).clone(), sin[:, :1].expand_as(sin).clone()
+def apply_rope(x, positions=None, base=10000.0):
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
+    pos = (torch.arange(x.shape[-2]) if positions is None else positions).double()[:, None]
+    cos, sin = pos.cos().to(x.dtype), pos.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+"""),
+    Degenerate("rope_positions_below_64", "rope", "right for positions below 64, position 63 beyond", """
+_reference_angles, _reference_apply = rope_angles, apply_rope
+def rope_angles(head_dim, max_len, base=10000.0):
+    cos, sin = _reference_angles(head_dim, max_len, base)
+    rows = torch.arange(max_len).clamp(max=63)
+    return cos[rows], sin[rows]
+def apply_rope(x, positions=None, base=10000.0):
+    pos = torch.arange(x.shape[-2]) if positions is None else positions
+    return _reference_apply(x, pos.clamp(max=63), base)
+"""),
+    Degenerate("attention_uniform_visible", "attention", "uniform weights over the visible keys (scores never used)", """
+_reference_softmax = masked_softmax
+def masked_softmax(scores, mask, dim=-1):
+    return _reference_softmax(torch.zeros_like(scores), mask, dim)
+"""),
+    Degenerate("mha_mean_key_query", "multi_head_attention", "the mean key as every query", """
+_reference_forward = MultiHeadAttention.forward
+def _forward(self, query, key, value, *args, **kwargs):
+    return _reference_forward(self, key.mean(dim=1, keepdim=True).expand(query.shape), key, value, *args, **kwargs)
+MultiHeadAttention.forward = _forward
+"""),
+    Degenerate("encoder_two_layernorms", "encoder", "a layer that is only its two LayerNorms", """
+def _forward(self, x, key_padding_mask=None):
+    return self.norm2(self.norm1(x))
+EncoderLayer.forward = _forward
+"""),
+    Degenerate("encoder_self_only", "encoder", "each position attends to itself only", """
+def _forward(self, x, key_padding_mask=None):
+    own = lambda h: self.self_attn.out_proj(self.self_attn.v_proj(h))
+    if self.norm_first:
+        x = x + self.dropout1(own(self.norm1(x)))
+        return x + self.dropout2(self.feed_forward(self.norm2(x)))
+    x = self.norm1(x + self.dropout1(own(x)))
+    return self.norm2(x + self.dropout2(self.feed_forward(x)))
+EncoderLayer.forward = _forward
+"""),
+    Degenerate("decoder_cross_reads_itself", "decoder", "cross-attention reads the decoder's own states", """
+_reference_forward = DecoderLayer.forward
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    return _reference_forward(self, x, x, tgt_mask, tgt_key_padding_mask, tgt_key_padding_mask)
+DecoderLayer.forward = _forward
+"""),
+    Degenerate("decoder_cross_reads_mean_memory", "decoder", "cross-attention reads the mean of memory", """
+_reference_forward = DecoderLayer.forward
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    mean = memory.mean(dim=1, keepdim=True).expand_as(memory)
+    return _reference_forward(self, x, mean, tgt_mask, tgt_key_padding_mask, None)
+DecoderLayer.forward = _forward
+"""),
+    Degenerate("autoencoder_learnable_mean_digit", "autoencoder", "a learnable image plus 0.03 times a code-driven wiggle", """
+_reference_init = ConvAutoEncoder.__init__
+def _init(self, latent_dim=32):
+    _reference_init(self, latent_dim)
+    self.tkit_image = nn.Parameter(torch.zeros(1, 1, 28, 28))
+def _decode(self, z):
+    wiggle = torch.tanh(self.fc_dec(z)[:, :784]).reshape(-1, 1, 28, 28)
+    return (torch.sigmoid(self.tkit_image) + 0.03 * wiggle).clamp(0, 1)
+ConvAutoEncoder.__init__ = _init
+ConvAutoEncoder.decode = _decode
+"""),
+    Degenerate("autoencoder_pool_upsample", "autoencoder", "average-pooled codes, bilinear up-sampling, nothing learned", """
+def _side(self):
+    return max(1, int(self.latent_dim ** 0.5))
+def _encode(self, x):
+    pooled = F.adaptive_avg_pool2d(x, _side(self)).flatten(1)
+    return F.pad(pooled, (0, self.latent_dim - pooled.shape[1])) + 0 * self.fc_enc.bias.sum()
+def _decode(self, z):
+    side = _side(self)
+    small = z[:, :side * side].reshape(-1, 1, side, side)
+    return F.interpolate(small, size=(28, 28), mode="bilinear", align_corners=False).clamp(0, 1) + 0 * self.fc_dec.bias.sum()
+ConvAutoEncoder.encode = _encode
+ConvAutoEncoder.decode = _decode
+"""),
     # the exercise is the model and its training loop: a submission that does nothing useful has
     # neither (a right loop alone earns its own share, 20 %: see test_autoencoder.py)
     Degenerate("autoencoder_constant_decode", "autoencoder",
@@ -186,12 +277,17 @@ def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
 
 
 def all_degenerates() -> tuple[Degenerate, ...]:
-    """Every degenerate implementation (empty without ``solutions/``)."""
-    return DEGENERATES if paths.solutions_dir() is not None else ()
+    """Every degenerate implementation: this registry's, then the generated ones
+    (:func:`autograder.mistakes.adversaries.generate`); empty without ``solutions/``."""
+    from autograder.mistakes import adversaries
+
+    if paths.solutions_dir() is None:
+        return ()
+    return DEGENERATES + tuple(Degenerate(*entry) for entry in adversaries.generate())
 
 
 def by_id(degenerate_id: str) -> Degenerate:
-    for d in DEGENERATES:
+    for d in all_degenerates():
         if d.id == degenerate_id:
             return d
     raise KeyError(f"no degenerate implementation {degenerate_id!r}")

@@ -34,7 +34,7 @@ HIDDEN = "after_published"   # Gradescope's visibility of a hidden test
 VISIBILITY = {"public": "visible", "hidden": HIDDEN}   # the suite folder -> Gradescope's visibility
 
 # the kit's typed fields in a test's ``extra_data`` (absent when None)
-TEST_EXTRAS = ("nodeid", "duration", "mistake", "convention", "failure", "not_graded",
+TEST_EXTRAS = ("nodeid", "duration", "kind", "mistake", "convention", "failure", "not_graded",
                "components_at_fault", "failing_components", "figures", "counterexample", "served")
 WITHHELD = "withheld"   # extra_data key of the instructor-only part (to_gradescope(instructor=True) only)
 # the kit's typed fields in the submission's ``extra_data`` (absent when None)
@@ -81,6 +81,7 @@ class TestResult:
     tags: list[str] | None = None
     nodeid: str | None = None
     duration: float | None = None
+    kind: str | None = None
     mistake: str | None = None
     convention: Any = None
     failure: str | None = None
@@ -191,6 +192,9 @@ class Results:
     other: dict = field(default_factory=dict)
     top: dict = field(default_factory=dict)   # unknown top-level keys, kept as they were
     withheld: dict | None = field(default=None, repr=False)   # instructor-side (see the class docstring)
+    # in-process only, never written: the test records before autograder.run.payment (twins
+    # included), for tkit validate's memoriser check
+    raw_tests: list[TestResult] = field(default_factory=list, repr=False, compare=False)
 
     def to_gradescope(self, instructor: bool = False) -> dict:
         """The results.json dict (Gradescope's schema, the kit's fields in ``extra_data``): what a

@@ -9,6 +9,8 @@
   :class:`~.plugin.GradingSession`, one submission's run (its children, seeds, time shares,
   records and ``Results``), handed to pytest as a plugin object;
 - :mod:`.scoring`: pytest's reports -> the submission's ``Results``;
+- :mod:`.twins`: each public test's hidden twin, made at collection;
+- :mod:`.payment`: what each test pays (its twin folded in, the gated kinds by the values tests);
 - :mod:`.credit`: partial credit and plot data a passing test awards;
 - :mod:`.rubric`: the tests, exercises and points the suites hold, read from their markers.
 

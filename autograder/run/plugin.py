@@ -20,12 +20,18 @@ Markers:
     ``exercise(name)``  the exercise a test belongs to (usually a module-level ``pytestmark``);
     ``points(n)``       the points a test is worth;
     ``visibility(v)``   ``public`` or ``hidden``; by default the suite folder's name;
-    ``training``        the test trains a model (slow; ``GradingOptions(training=False)`` leaves it out).
+    ``training``        the test trains a model (slow; ``GradingOptions(training=False)`` leaves it out);
+    ``kind(k)``         what the test checks (:data:`autograder.run.rubric.KINDS`): ``values`` tests
+                        are paid as they pass, every other kind as far as its exercise's ``values``
+                        tests pass (:mod:`autograder.run.payment`);
+    ``no_twin(reason)`` a public test that has no hidden twin (:mod:`autograder.run.twins`);
+    ``part(name)``      the part of its exercise a test grades, gated apart (``train_autoencoder``).
 
 Fixtures: ``student`` (the submission, a :class:`RemoteImpl` running in a child),
 ``reference`` (the reference solutions, loaded here), ``seed`` (this test's seed,
 derived from the run's seed and the test's id), ``rng`` (a ``torch.Generator`` seeded
-with it), ``partial`` (award a fraction of the points from a passing test), ``attach``
+with it), ``example`` (a public test's inputs: the public ones, or in its hidden twin fresh
+draws of the same kind), ``partial`` (award a fraction of the points from a passing test), ``attach``
 (plot data for the reports, stored under the record's ``extra_data["figures"]``).
 
 A test's name is the first line of its docstring; with ``options.lang == "ko"`` a later line
@@ -52,7 +58,7 @@ import torch
 
 from autograder import context, exercises
 from autograder.reports import pictures
-from autograder.run import counterexample_run, scoring
+from autograder.run import counterexample_run, rubric, scoring, twins
 from autograder.sandbox import timeshare
 from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
 from autograder.i18n import authored, using
@@ -77,6 +83,10 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "optimizer: the test runs a torch.optim optimizer in the child")
     config.addinivalue_line("markers", "integration: a composite's test over the student's own components "
                                        "(its other tests run over the reference components)")
+    config.addinivalue_line("markers", "kind(k): what the test checks (autograder.run.rubric.KINDS)")
+    config.addinivalue_line("markers", "no_twin(reason): a public test without a hidden twin")
+    config.addinivalue_line("markers", "part(name): the part of its exercise a test grades (gated with it only)")
+    config.addinivalue_line("markers", "twin_of(nodeid): the hidden twin of a public test (made by the kit)")
 
 
 def _no_submission():
@@ -132,6 +142,16 @@ def rng(seed):
 
 
 @pytest.fixture
+def example():
+    """A public test's inputs (:class:`autograder.checks.examples.Example`): the public examples, or
+    in the test's hidden twin fresh draws of the same kind."""
+    from autograder.checks.examples import Example
+
+    ctx = _running()
+    return Example(twin=ctx.twin, seed=ctx.seed)
+
+
+@pytest.fixture
 def partial(request) -> PartialCredit:
     """Partial credit for this test (see :class:`PartialCredit`)."""
     credit = PartialCredit()
@@ -179,27 +199,29 @@ def _limits(options: GradingOptions) -> Limits:
     return limits
 
 
-def _marker_arg(item, name):
-    marker = item.get_closest_marker(name)
-    return marker.args[0] if marker is not None and marker.args else None
-
-
 def item_meta(item) -> dict:
-    """A graded test's ``exercise``, ``points``, ``visibility`` and ``description`` (its name in
-    the current language), from its markers and suite folder.
+    """A graded test's ``exercise``, ``points``, ``visibility``, ``kind``, ``twin_of`` (the public
+    test a twin copies, else None) and ``description`` (its name in the current language), from its
+    markers and suite folder.
+
+    A test without a ``kind()`` marker is a ``values`` test (the kit's own suites declare every
+    test's kind: ``tests/test_suites_markers.py``).
 
     Raises:
-        pytest.UsageError: the test lacks an ``exercise()`` or ``points()`` marker, or its
-            visibility is neither public nor hidden.
+        pytest.UsageError: the test lacks an ``exercise()`` or ``points()`` marker, its kind is not
+            one of :data:`autograder.run.rubric.KINDS`, or its visibility is neither public nor hidden.
     """
-    exercise = _marker_arg(item, "exercise")
-    points = _marker_arg(item, "points")
-    if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)):
-        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers")
-    visibility = _marker_arg(item, "visibility") or Path(str(item.path)).parent.name
+    exercise = rubric.marker_arg(item, "exercise")
+    points = rubric.marker_arg(item, "points")
+    kind = rubric.marker_arg(item, "kind") or rubric.VALUES
+    if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)) or kind not in rubric.KINDS:
+        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers "
+                                f"(and a kind() among {sorted(rubric.KINDS)})")
+    visibility = rubric.visibility_of(item)
     if visibility not in VISIBILITY:
         raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
-    return {"exercise": exercise, "points": float(points), "visibility": visibility,
+    return {"exercise": exercise, "points": float(points), "visibility": visibility, "kind": kind,
+            "part": rubric.marker_arg(item, "part"), "twin_of": twins.twin_of(item),
             "description": describe_test(item.obj, item.name) + parameters(item)}
 
 
@@ -348,6 +370,7 @@ class GradingSession:
 
     @pytest.hookimpl(trylast=True)  # after -m/-k deselection: deselected tests are not part of the grade
     def pytest_collection_modifyitems(self, session, config, items):
+        twins.add(items)
         self.describe(items)
         public_first(items, self.meta)
         self.prepare(items)
@@ -358,7 +381,7 @@ class GradingSession:
         meta = self.meta.get(item.nodeid, {})
         ctx = context.TestContext(exercise=meta.get("exercise"), nodeid=item.nodeid,
                                   seed=self.test_seed(item.nodeid), visibility=meta.get("visibility"),
-                                  run=self.run, served=self.served(item))
+                                  run=self.run, served=self.served(item), twin=meta.get("twin_of") is not None)
         item.stash[TEST_KEY] = ctx
         with context.running(ctx):
             yield

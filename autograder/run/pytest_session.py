@@ -165,8 +165,9 @@ class _Loop:
 
     @pytest_hookimpl(trylast=True)  # after -m deselection, as the plugin's own hook
     def pytest_collection_modifyitems(self, session, config, items):
-        from autograder.run import plugin
+        from autograder.run import plugin, twins
 
+        twins.add(items)
         self.collected = list(items)
         plugin.public_first(items, {item.nodeid: plugin.item_meta(item) for item in items})
 

@@ -12,6 +12,7 @@ visibility, description), ``records``, ``partials``, ``attachments``, ``remote``
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from autograder import __version__, exercises
@@ -22,6 +23,7 @@ from autograder.mistakes import comparison
 from autograder.results import grader_errors, not_graded, withheld
 from autograder.run import origin
 from autograder.results.model import VISIBILITY, ExerciseScore, Results, TestResult
+from autograder.run import payment
 from autograder.sandbox.remote import SubmissionError
 
 MAX_TEST_OUTPUT = 6000
@@ -54,9 +56,10 @@ def record_test(session, item, call, report, ctx) -> TestResult:
     output = clean_text(output)
     if len(output) > MAX_TEST_OUTPUT:
         output = output[:MAX_TEST_OUTPUT] + "\n...[truncated]"
+    extra["other"] = marks(meta)
     return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=score, max_score=points,
                       status=status, output=output, visibility=VISIBILITY[meta["visibility"]],
-                      tags=[meta["exercise"], meta["visibility"]], **extra)
+                      tags=[meta["exercise"], meta["visibility"]], kind=meta.get("kind"), **extra)
 
 
 def explain(session, excinfo, extra: dict, ctx, item=None) -> str:
@@ -161,10 +164,13 @@ def build_results(session, started: float, probed: dict | None = None, hidden_fr
     """The submission's results from the session's records (a test without one: "not run");
     ``started`` is the run's ``time.monotonic()`` start, ``hidden_from`` when the hidden tests
     started (None: none ran). Every hidden test is sealed (:func:`autograder.results.withheld.seal`,
-    with the probes' evidence ``probed``) before anything else reads it, and the visible
-    ``execution_time`` ends where the hidden tests began (the whole run's is withheld)."""
-    tests = [session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid) for nodeid in session.meta]
-    withheld.seal(tests, probed, hint=mistake_line)
+    with the probes' evidence ``probed``) before anything else reads it, twins included; then the
+    points follow the values (:func:`autograder.run.payment.apply`, which folds the twins away); the
+    visible ``execution_time`` ends where the hidden tests began (the whole run's is withheld)."""
+    records = [session.records.get(nodeid) or not_run(session.meta[nodeid], nodeid) for nodeid in session.meta]
+    withheld.seal(records, probed, hint=mistake_line)
+    raw = [dataclasses.replace(t, other=dict(t.other)) for t in records]
+    tests = payment.apply(records)
     failing: dict[str, int] = {}
     for t in tests:
         if t.status == "failed" and not t.not_graded:
@@ -190,7 +196,7 @@ def build_results(session, started: float, probed: dict | None = None, hidden_fr
         output=_("{score} of {max} points").format(score=f"{score:g}", max=f"{max_score:g}"),
         visibility="visible", stdout_visibility="hidden", tests=tests,
         kit_version=__version__, seed=session.seed, max_score=max_score, exercises=per_exercise,
-        submission=str(session.submission), child=session.remote.info,
+        submission=str(session.submission), child=session.remote.info, raw_tests=raw,
         withheld=None if hidden_from is None else {"execution_time": total})
     not_graded.summarize(results)
     return results
@@ -200,4 +206,11 @@ def not_run(meta: dict, nodeid: str) -> TestResult:
     """The record of a selected test that never reported (e.g. the run was stopped)."""
     return TestResult(name=f"{meta['exercise']}: {meta['description']}", score=0.0, max_score=meta["points"],
                       status="failed", output=_("not run"), visibility=VISIBILITY[meta["visibility"]],
-                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid)
+                      tags=[meta["exercise"], meta["visibility"]], nodeid=nodeid, kind=meta.get("kind"),
+                      other=marks(meta))
+
+
+def marks(meta: dict) -> dict:
+    """What :mod:`.payment` reads of a test besides its kind: the public test a twin copies, the part
+    of its exercise it grades (``other`` entries, absent when not set)."""
+    return {key: meta[name] for key, name in ((payment.TWIN_OF, "twin_of"), (payment.PART, "part")) if meta.get(name)}

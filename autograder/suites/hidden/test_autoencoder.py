@@ -13,6 +13,7 @@ from autograder.checks import Mismatch, expect_differs, expect_equal, say, train
 pytestmark = pytest.mark.exercise("autoencoder")
 
 
+@pytest.mark.kind("shapes")
 @pytest.mark.points(1)
 def test_latent_dim_respected(student, rng):
     """for a random latent_dim and batch size, z is [B, latent_dim] and decode(z) is [B, 1, 28, 28]
@@ -45,6 +46,7 @@ def test_latent_dim_respected(student, rng):
                           f"이미지 {batch}장에 대한 ConvAutoEncoder({latent_dim}): (encode(x).shape, decode(z).shape)"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.training
 @pytest.mark.points(3.4)
 def test_reconstruction_quality(student, partial):

@@ -33,6 +33,7 @@ def _run(dims, d, state, x, memory, masks, norm_first, dtype=torch.float32):
     return run
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.75)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_random_dimensions(student, rng, norm_first):
@@ -45,6 +46,7 @@ def test_random_dimensions(student, rng, norm_first):
                      valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
 
 
+@pytest.mark.kind("edge")
 @pytest.mark.points(0.5)
 def test_batch_one_length_one(student, rng):
     """Decoder works on one target of one token
@@ -54,6 +56,7 @@ def test_batch_one_length_one(student, rng):
                      what="Decoder(...)(x[1, 1, d], memory, masks)")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_float64_fully_padded_memory(student, rng):
     """Decoder in float64 matches the reference, with one source that is all padding and no NaN
@@ -63,5 +66,5 @@ def test_float64_fully_padded_memory(student, rng):
     got = expect_reference(_run(dims, d, state, x, memory, masks, False, torch.float64), student,
                            what=say("Decoder(...).double()(x, memory, masks with a fully padded source)",
                                     "Decoder(...).double()(x, memory, 소스 하나가 전부 패딩인 masks)"),
-                           atol=1e-9, rtol=1e-7, valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
+                           valid=inputs.valid_positions(masks["tgt_key_padding_mask"]))
     assert bool(torch.isfinite(got).all()), _("the output contains NaN or inf for the fully padded source")

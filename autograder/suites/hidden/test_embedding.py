@@ -9,6 +9,7 @@ from autograder.checks import expect_raises, expect_reference
 pytestmark = pytest.mark.exercise("embedding")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_random_sizes_float32_and_float64(student, rng):
     """random vocabulary, width and batch match the reference, in float32 and float64
@@ -30,6 +31,7 @@ def test_random_sizes_float32_and_float64(student, rng):
                                             f"TokenEmbedding({vocab}, {d_model})(token_ids[{batch}, {length}]) (float32, 그다음 .double() 뒤)"))
 
 
+@pytest.mark.kind("edge")
 @pytest.mark.points(0.5)
 def test_one_token_and_negative_padding_idx(student, rng):
     """batch 1, length 1, and padding_idx=-1 (the last id) as in nn.Embedding
@@ -50,6 +52,7 @@ def test_one_token_and_negative_padding_idx(student, rng):
                                             f"토큰 하나에 대한 TokenEmbedding({vocab}, {d_model}, padding_idx=-1)"))
 
 
+@pytest.mark.kind("errors")
 @pytest.mark.points(0.5)
 def test_bad_ids_raise_an_error(student, rng):
     """ids outside [0, vocab_size) and a padding_idx outside the vocabulary raise an error, never a silent lookup

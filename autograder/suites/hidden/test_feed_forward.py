@@ -13,6 +13,7 @@ def _module(impl, d_model, d_ff, state, dtype=None):
     return weights.loaded(impl.feed_forward.PositionwiseFeedForward(d_model, d_ff), state, dtype=dtype)
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_random_sizes_leading_dims_and_float64(student, rng):
     """random B, S, d_model, d_ff (all different) with 4-D input, and a float64 copy
@@ -31,6 +32,7 @@ def test_random_sizes_leading_dims_and_float64(student, rng):
                                             f"x[{extra}, {batch}, {length}, {d_model}]에 대한 PositionwiseFeedForward({d_model}, {d_ff}) (float32와 float64)"))
 
 
+@pytest.mark.kind("edge")
 @pytest.mark.points(0.5)
 def test_one_token(student, rng):
     """batch 1, length 1
@@ -48,6 +50,7 @@ def test_one_token(student, rng):
     expect_reference(run, student, what=f"PositionwiseFeedForward({d_model}, {d_ff})(x[1, 1, {d_model}])")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_non_contiguous_input(student, rng):
     """PositionwiseFeedForward gives the same result on a non-contiguous input

@@ -8,6 +8,7 @@ from autograder.checks import expect_reference
 pytestmark = pytest.mark.exercise("masks")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
     """[B, H, S_q, S_k] scores with a combined padding + causal-style mask and fully blocked rows, float32 and float64
@@ -28,6 +29,7 @@ def test_masked_softmax_4d_with_fully_blocked_rows(student, rng):
                               f"masked_softmax(scores[{batch}, {heads}, {q_len}, {k_len}], mask) (float32와 float64)"))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_masked_softmax_other_dim(student, rng):
     """dim=0 normalises over the first axis (blocked positions of that axis get 0)
@@ -49,6 +51,7 @@ def test_masked_softmax_other_dim(student, rng):
     expect_reference(run, student, what=f"masked_softmax(scores[{a}, {b}, {c}], mask[{a}, 1, {c}], dim=0)")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_combine_masks_random_shapes(student, rng):
     """combine_masks on random B, S_q, S_k (all different), in the four cases
@@ -79,6 +82,7 @@ def test_combine_masks_random_shapes(student, rng):
                      what=f"combine_masks(attn_mask[{q_len}, {k_len}], key_padding_mask[{batch}, {k_len}])")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_padding_and_causal_random_sizes(student, rng):
     """padding masks with a random pad_id, and causal masks of random size, size 1 and size 0
@@ -99,6 +103,7 @@ def test_padding_and_causal_random_sizes(student, rng):
                                         f"make_causal_mask({size}), make_causal_mask(1), make_causal_mask(0)")
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(0.5)
 def test_masked_softmax_non_contiguous_scores(student, rng):
     """non-contiguous scores give the same weights

@@ -18,6 +18,7 @@ from autograder.checks import Mismatch, _
 pytestmark = [pytest.mark.exercise("transformer"), pytest.mark.training]
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(1)
 def test_training_lowers_heldout_loss(student):
     """trained by the grader's own loop, the recorded model's parameters lower the grader's held-out loss at least by half
@@ -40,6 +41,7 @@ def test_training_lowers_heldout_loss(student):
             ratio=budget.learned_ratio) + (f"\n{run.note}" if run.note else ""))
 
 
+@pytest.mark.kind("values")
 @pytest.mark.points(4)
 def test_reverses_held_out_sequences(student, partial, attach):
     """after the grader's training budget, greedy decoding of the recorded model produces the held-out targets exactly
