@@ -185,8 +185,9 @@ def test_no_correspondence_is_one_cause_of_kind_names():
     assert first.value.kind == second.value.kind == "names" and "names" in causes.KINDS
     line = first.value.message.splitlines()[0]
     assert line == second.value.message.splitlines()[0]          # one cause in the report
-    assert line == "Linears: scale do not correspond to the exercise's parameters"
-    assert "Yours: scale [1], linears.0.weight [4, 4]" in first.value.message
+    # the extra buffer is the module's own (allowed); the projection of another shape is the cause
+    assert line == "Linears: linears.3.weight, linears.3.bias do not correspond to the exercise's parameters"
+    assert "linears.3.weight [1, 4], linears.3.bias [1]" in first.value.message
 
 
 def test_extra_parameters_and_a_shared_sublayer_under_two_names_load_as_the_contract_says():
@@ -208,15 +209,17 @@ def test_extra_parameters_and_a_shared_sublayer_under_two_names_load_as_the_cont
 
 def test_a_malicious_layout_can_only_misplace_the_graders_own_weights():
     """A module whose state_dict() reports names it does not have: the grader loads its own state
-    under those names and the student's load_state_dict fails (strict), nothing else happens."""
+    under those names, the student's module does not take them (strict) and the kit says so: one
+    structure message, nothing else happens."""
     class Liar(Kit):
         def state_dict(self, *args, **kwargs):
             return {f"fake{i}.weight": torch.zeros(4, 4) for i in range(4)} | {
                 f"fake{i}.bias": torch.zeros(4) for i in range(4)}
 
     state = {k: torch.randn(v.shape) for k, v in Kit(4).state_dict().items()}
-    with pytest.raises(RuntimeError):
+    with pytest.raises(SubmissionError) as raised:
         weights.loaded(Liar(4), {k.replace("q_proj", "query"): v for k, v in state.items()})
+    assert raised.value.kind == "names" and "Liar:" in raised.value.message
 
 
 # -- names test ---------------------------------------------------------------------------------------

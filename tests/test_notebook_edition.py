@@ -160,7 +160,7 @@ def test_a_composite_notebook_imports_and_is_checked_with_the_component_notebook
 def test_a_submitted_edition_notebook_is_graded_like_the_same_code_in_a_py_file(edition, tmp_path):
     name = "feed_forward"
     stub_nb = nbformat.read(str(edition / notebook_edition.FOLDER / f"{name}.ipynb"), as_version=4)
-    source = catalog.by_id(next(m.id for m in catalog.for_exercises([name]))).source()
+    source = catalog.by_id("ffn_dropout_missing").source()   # a mistake some value tests do not see: some points
     nb_dir, py_dir = tmp_path / "nb" / "alice", tmp_path / "py" / "alice"
     nb_dir.mkdir(parents=True)
     py_dir.mkdir(parents=True)

@@ -7,7 +7,8 @@
 - :mod:`.pytest_session`: the pytest arguments, and one pytest session a worker keeps for a batch;
 - :mod:`.plugin`: the pytest plugin: the markers, the fixtures, and
   :class:`~.plugin.GradingSession`, one submission's run (its children, seeds, time shares,
-  records and ``Results``), handed to pytest as a plugin object;
+  records and ``Results``), handed to pytest as a plugin object; :mod:`.items`: what a collected
+  test says of itself (its name in reports, its markers' metadata);
 - :mod:`.scoring`: pytest's reports -> the submission's ``Results``;
 - :mod:`.twins`: each public test's hidden twin, made at collection;
 - :mod:`.payment`: what each test pays (its twin folded in, the gated kinds by the values tests);

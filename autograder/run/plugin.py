@@ -58,13 +58,14 @@ import torch
 
 from autograder import context, exercises
 from autograder.reports import pictures
-from autograder.run import counterexample_run, rubric, scoring, twins
+from autograder.run import counterexample_run, scoring, twins
+from autograder.run.items import describe_test, item_meta, parameters, public_first  # noqa: F401  (re-exported)
 from autograder.sandbox import timeshare
 from autograder.run.credit import Attachments, PartialCredit  # noqa: F401  (re-exported)
-from autograder.i18n import authored, using
+from autograder.i18n import using
 from autograder.mistakes.hybrid import Hybrids
 from autograder.options import GradingOptions
-from autograder.results.model import VISIBILITY, Results, TestResult
+from autograder.results.model import Results, TestResult
 from autograder.sandbox import Limits
 from autograder.sandbox.remote import RemoteImpl
 from autograder.sandbox.served import ComponentServer
@@ -167,27 +168,6 @@ def attach(request) -> Attachments:
     return attachments
 
 
-def describe_test(func, fallback: str) -> str:
-    """A test's name in reports, in the current language (the run's, entered at session start):
-    the first line of its docstring, or, in Korean, the line starting with ``ko:`` when there is
-    one (English first line otherwise); ``fallback`` without a docstring."""
-    lines = [line.strip() for line in (getattr(func, "__doc__", None) or "").strip().splitlines()]
-    if not lines or not lines[0]:
-        return fallback
-    korean = [line[3:].strip() for line in lines[1:] if line.lower().startswith("ko:") and line[3:].strip()]
-    return authored(lines[0], korean[0] if korean else lines[0])
-
-
-def parameters(item) -> str:
-    """The parameters of a parametrized test, `` (norm_first=True)``, for its name in reports: every
-    test's name is unique in the kit (the parameters' values are code, the same in every language);
-    '' for a test without."""
-    params = getattr(getattr(item, "callspec", None), "params", None)
-    if not params:
-        return ""
-    return " (" + ", ".join(f"{name}={value!r}" for name, value in params.items()) + ")"
-
-
 def _limits(options: GradingOptions) -> Limits:
     """The child's limits: the sandbox's defaults, with the call timeout and memory cap of
     ``options`` when it sets them."""
@@ -197,37 +177,6 @@ def _limits(options: GradingOptions) -> Limits:
     if options.memory_limit:
         limits.memory_bytes = options.memory_limit
     return limits
-
-
-def item_meta(item) -> dict:
-    """A graded test's ``exercise``, ``points``, ``visibility``, ``kind``, ``twin_of`` (the public
-    test a twin copies, else None) and ``description`` (its name in the current language), from its
-    markers and suite folder.
-
-    A test without a ``kind()`` marker is a ``values`` test (the kit's own suites declare every
-    test's kind: ``tests/test_suites_markers.py``).
-
-    Raises:
-        pytest.UsageError: the test lacks an ``exercise()`` or ``points()`` marker, its kind is not
-            one of :data:`autograder.run.rubric.KINDS`, or its visibility is neither public nor hidden.
-    """
-    exercise = rubric.marker_arg(item, "exercise")
-    points = rubric.marker_arg(item, "points")
-    kind = rubric.marker_arg(item, "kind") or rubric.VALUES
-    if exercise not in exercises.BY_NAME or not isinstance(points, (int, float)) or kind not in rubric.KINDS:
-        raise pytest.UsageError(f"{item.nodeid}: every graded test needs exercise() and points() markers "
-                                f"(and a kind() among {sorted(rubric.KINDS)})")
-    visibility = rubric.visibility_of(item)
-    if visibility not in VISIBILITY:
-        raise pytest.UsageError(f"{item.nodeid}: visibility must be public or hidden")
-    return {"exercise": exercise, "points": float(points), "visibility": visibility, "kind": kind,
-            "part": rubric.marker_arg(item, "part"), "twin_of": twins.twin_of(item),
-            "description": describe_test(item.obj, item.name) + parameters(item)}
-
-
-def public_first(items: list, meta: dict) -> None:
-    """Sort ``items`` in place: the public tests first, each group in its collected order."""
-    items.sort(key=lambda item: meta[item.nodeid]["visibility"] != "public")
 
 
 class GradingSession:

@@ -72,8 +72,8 @@ def test_layer_matches_pytorch(student, seed, example, norm_first):
 @pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student, seed, example):
-    """Swapping two examples of the batch swaps their outputs and changes nothing else
-    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    """Decoder: swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: Decoder: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
     dims = _Dims(example)
     _, x, memory, tgt_pad, mem_pad = dims.inputs(seed)
     order = inputs.swap_first_two(dims.B)

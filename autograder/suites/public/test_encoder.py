@@ -111,8 +111,8 @@ def test_with_your_own_components(student, seed, example):
 @pytest.mark.kind("property")
 @pytest.mark.points(0.5)
 def test_swapping_two_examples_swaps_their_outputs(student, seed, example):
-    """Swapping two examples of the batch swaps their outputs and changes nothing else
-    ko: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
+    """Encoder: swapping two examples of the batch swaps their outputs and changes nothing else
+    ko: Encoder: 배치의 두 예제를 바꾸면 두 출력만 서로 바뀌고 나머지는 그대로입니다"""
     dims = _Dims(example)
     _, x, kpm = dims.inputs(seed)
     order = inputs.swap_first_two(dims.B)
