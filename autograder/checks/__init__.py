@@ -61,8 +61,11 @@ softmax, attention, RoPE): the oracles of public tests, which may not use the re
 builders from the public formulas, passed as ``expect_equal(..., known_mistakes=...)``.
 
 **Exercise-specific**: :mod:`.seq2seq` (greedy decoding: rigged generators, ``finish_at_eos``),
-:mod:`.training` and :mod:`.transformer_training` (the training checks), :mod:`.draws` (their
-secret-keyed per-run draws, not the test's ``rng``).
+:mod:`.training` and :mod:`.transformer_training` (the training checks), :mod:`.training_loop`
+(``train_autoencoder`` against the kit's own loop), :mod:`.draws` (their secret-keyed per-run draws,
+not the test's ``rng``). :mod:`.contract_errors` (``expect_raises`` and its one rule for messages),
+:mod:`.tolerance` (the contract's one tolerance), :mod:`.probes` (kit-fixed public calls, a hidden
+failure's evidence) and :mod:`.examples` (the ``example`` fixture: public values, or a twin's draws).
 
 Importing this package is cheap (no torch): the checks and ``once`` are imported on first use.
 The student edition ships the modules public suites import (``autograder/exports/release.py``

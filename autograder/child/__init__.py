@@ -14,6 +14,11 @@
 - :mod:`.zygote_child`: the fork server that imported torch once and forks each child;
 - :mod:`.jail`: namespaces, the private root and the privilege drop (Linux);
 - :mod:`.hugepages`: the zygote's memory on huge pages, so forks stay cheap.
+- :mod:`.state`, :mod:`.snapshot`: the process-wide and module state a test starts in, put back between
+  tests and exercises;
+- :mod:`.frames`: the submission's own traceback frames of an exception;
+- :mod:`.forbidden`: the contract's forbidden torch functions and classes, seen where student code reaches them;
+- :mod:`.syscalls`: the seccomp filter closing what the namespaces leave shared; :mod:`.channels`: its probe.
 
 In: requests over the pipe pair (:mod:`.wire`). Out: plain data, plain tensors and handles.
 Only this package is copied into the sandbox (as ``_tkit_child``); it must import

@@ -12,6 +12,8 @@
 - :mod:`.scoring`: pytest's reports -> the submission's ``Results``;
 - :mod:`.twins`: each public test's hidden twin, made at collection;
 - :mod:`.payment`: what each test pays (its twin folded in, the gated kinds by the values tests);
+- :mod:`.counterexample_run`: the kit's probes, run after the hidden tests, as a hidden failure's public evidence;
+- :mod:`.origin`: where an unexpected exception of a test arose (the student's values, or the kit);
 - :mod:`.credit`: partial credit and plot data a passing test awards;
 - :mod:`.rubric`: the tests, exercises and points the suites hold, read from their markers.
 

@@ -38,6 +38,7 @@ Modules:
   :mod:`~autograder.sandbox.errors`: :class:`~autograder.sandbox.errors.SubmissionError`, what
   goes wrong there, in a student's words; :mod:`~autograder.sandbox.call_errors`: an exception
   inside student code with the function that raised, its arguments' shapes and the likely cause;
+  :mod:`~autograder.sandbox.returns`: the contract's return types, checked where a test receives a value;
 - :mod:`~autograder.sandbox.timeshare`: each exercise's share of the submission's time limit;
 - :mod:`~autograder.sandbox.served`: the reference components a composite's test runs over,
   computed by a trusted child (the *component server*) and relayed to the student's child, which
