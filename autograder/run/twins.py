@@ -12,6 +12,8 @@ forgotten. The self-check (public tests only) has none.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from autograder.run import rubric
@@ -34,11 +36,23 @@ def add(items: list) -> None:
 
 
 def _twin(item):
-    """A copy of the test ``item`` (its function, parameters and fixtures), hidden, marked as its twin."""
+    """A copy of the test ``item`` (its function, parameters and fixtures), hidden, marked as its twin.
+
+    Its node id is the original's with ``twin`` among the parameters (``test_x[twin]``,
+    ``test_x[a-twin]``): pytest 9.2 builds a function's node id from ``originalname`` and the call
+    spec's ids, older versions from ``name``, so both carry the suffix.
+
+    :raises RuntimeError: if pytest gave the twin the original's node id anyway."""
     callspec = getattr(item, "callspec", None)
-    name = f"{item.name}[{SUFFIX}]" if callspec is None else f"{item.name[:-1]}-{SUFFIX}]"
+    if callspec is None:
+        name = originalname = f"{item.name}[{SUFFIX}]"
+    else:
+        callspec = dataclasses.replace(callspec, _idlist=(*callspec._idlist, SUFFIX))
+        name, originalname = f"{item.originalname}[{callspec.id}]", item.originalname
     twin = pytest.Function.from_parent(item.parent, name=name, callspec=callspec, callobj=item.obj,
-                                       fixtureinfo=item._fixtureinfo, originalname=item.originalname)
+                                       fixtureinfo=item._fixtureinfo, originalname=originalname)
+    if twin.nodeid == item.nodeid:
+        raise RuntimeError(f"the twin of {item.nodeid} got the same node id (a pytest change?)")
     twin.add_marker(pytest.mark.visibility("hidden"))
     twin.add_marker(pytest.mark.twin_of(item.nodeid))
     return twin
