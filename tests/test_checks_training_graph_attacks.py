@@ -24,7 +24,7 @@ from autograder.checks import transformer_training as tt
 from autograder.child import tasks
 from autograder.mistakes import implementations
 from autograder.sandbox.remote import RemoteImpl
-from grading_runs import run_suites
+from grading_runs import instructor_outputs, run_suites
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKS = REPO / "tests" / "attacks" / "training_graphs"
@@ -58,11 +58,11 @@ def test_transformer_graph_attacks_score_nothing_above_their_twin(tmp_path):
     for attack, words in (("transformer_keyword_code", ("keyword argument its schema does not have",
                                                         "kwargs are not a plain argument template")),
                           ("transformer_weights_through_views", ("writes into the parameter",))):
-        results = run_suites(transformer_submission(tmp_path / attack, "transformer_bigram", attack),
-                             files=TF_TRAINING, seed=SEED)
-        assert len(results["tests"]) == 2 and results["score"] <= twin["score"], (attack, outputs(results))
-        assert any(w in outputs(results) for w in words) and "owned" not in outputs(results), \
-            (attack, outputs(results))
+        results, full = instructor_outputs(transformer_submission(tmp_path / attack, "transformer_bigram", attack),
+                                           files=TF_TRAINING, seed=SEED)
+        said = "\n".join(full.values())   # the training checks are hidden: their own text is the instructor's
+        assert len(results["tests"]) == 2 and results["score"] <= twin["score"], (attack, said)
+        assert any(w in said for w in words) and "owned" not in said + outputs(results), (attack, said)
 
 
 def autoencoder_impl(tmp_path: Path, name: str, twin: bool):
