@@ -55,7 +55,7 @@ def _counting(monkeypatch, name):
         monkeypatch.setattr(Results, name, classmethod(spy))
     else:
         def spy(self, *a, **k):
-            calls.append(1)
+            calls.append(bool(k.get("instructor", a[0] if a else False)))
             return real(self, *a, **k)
         monkeypatch.setattr(Results, name, spy)
     return calls
@@ -72,7 +72,8 @@ def test_results_json_is_made_once_per_submission(toy_class, tmp_path, monkeypat
         records.finish()
     finally:
         records.close()
-    assert len(to_json) == 3 and from_json == []   # one conversion each, nothing parsed back
+    # one conversion each into the student's form and one into the instructor's, nothing parsed back
+    assert sorted(to_json) == [False] * 3 + [True] * 3 and from_json == []
     written = {sid: json.loads((records.student_folder(sid) / "results.json").read_text()) for sid, _ in todo}
     assert {sid: r["score"] for sid, r in written.items()} == {"ann": 2.0, "ben": 0.0, "cho": 2.0}
     grades = (out / "grades.csv").read_text().splitlines()

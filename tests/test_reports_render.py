@@ -75,8 +75,9 @@ def test_feedback_names_the_mistake_and_hides_hidden_output(graded):
     for fmt in ("html", "md"):
         text = render.render_feedback(results, fmt, student="s", lang="en")
         assert "1 / 4" in text
-        assert text.count(hint) == 1                   # on the public test; the hidden one points to it
-        assert text.count("pe_sin_cos_swapped") == 2 and text.count("as above") == 1
+        assert text.count(hint) == 1                   # once, in the named mistakes; each test points to it
+        # the summary, the public test and the hidden one (sealed: it repeats the public test's evidence)
+        assert text.count("pe_sin_cos_swapped") == 3 and text.count("as above") == 2
         assert "sinusoidal_table(8, 8) has wrong values" in text
         assert "sinusoidal_table(12, 6)" not in text   # hidden test: name, status, hint only
         assert "a longer table matches the reference" in text
@@ -92,7 +93,8 @@ def test_feedback_for_a_crashed_submission(graded):
     assert "0 / 4" in html and html.count("✗") == 3
     public = [t for t in results["tests"] if t["visibility"] == "visible"]
     assert all(t["output"].splitlines()[0] in md for t in public)
-    assert "your code crashed the process" in md       # the hidden test's hint
+    # the hidden test is sealed: no failure kind of its own, and no public test named a mistake
+    assert "your code crashed the process" not in md and "see the public tests of this exercise" in md
 
 
 def test_feedback_for_a_submission_that_could_not_be_graded():
