@@ -63,6 +63,9 @@ _MHA_STATE = weights.mha_state(_gen(109), 12)
 _MHA_X = torch.randn(2, 5, 12, generator=_gen(110))
 _MHA_MEMORY = torch.randn(2, 4, 12, generator=_gen(111))
 _MHA_KPM = torch.tensor([[False, False, True, True], [False, False, False, True]])
+# batch row 1 pads every memory key: its queries see no key at all (zero weights, output out_proj.bias;
+# a -1e9 fill gives uniform weights, a -inf fill NaN)
+_MHA_FULL_KPM = torch.tensor([[False, False, True, True], [True, True, True, True]])
 _CAUSAL = torch.ones(5, 5, dtype=torch.bool).triu(1)
 
 
@@ -99,6 +102,9 @@ PROBES: tuple[Probe, ...] = (
           lambda impl: _mha(impl)(_MHA_X, _MHA_MEMORY, _MHA_MEMORY, key_padding_mask=_MHA_KPM)),
     Probe("multi_head_attention", "MultiHeadAttention(12, 3)(x[2, 5, 12], x, x, attn_mask=causal[5, 5])",
           lambda impl: _mha(impl)(_MHA_X, _MHA_X, _MHA_X, attn_mask=_CAUSAL)),
+    Probe("multi_head_attention", "MultiHeadAttention(12, 3)(x[2, 5, 12], memory[2, 4, 12], memory, key_padding_mask "
+          "with a fully padded row)",
+          lambda impl: _mha(impl)(_MHA_X, _MHA_MEMORY, _MHA_MEMORY, key_padding_mask=_MHA_FULL_KPM)),
 )
 
 
