@@ -245,7 +245,10 @@ def test_the_honest_submissions_score_as_expected(runs):
 
 
 # An honest attempt that registers ``pe`` correctly but computes wrong values passes the structure
-# test; the NaN/inf/subclass attacks do the same, so that test is the one they may pass. Every value test fails.
+# test; the NaN/inf/subclass attacks do the same, so that test is the one they may earn. Every value test fails.
+# The payment gate (autograder/run/payment.py) pays a names test only as far as its exercise's value
+# tests pass: such a test keeps "passed" at 0 points (attacks/hidden_leak registers ``pe`` correctly
+# too), so what counts here is a test that earned points, not its status.
 STRUCTURE_ONLY = {"nan_outputs", "inf_outputs", "tensor_subclass"}
 STRUCTURE_TEST = "test_pe_is_a_persistent_buffer"
 
@@ -255,10 +258,11 @@ STRUCTURE_TEST = "test_pe_is_a_persistent_buffer"
 def test_an_attack_scores_no_more_than_an_honest_attempt(runs, attack):
     result = runs["attacked"][f"attack_{attack}"]
     passed = [t for t in result["tests"] if t["status"] == "passed"]
+    earned = [t for t in passed if t["score"] > 0]
     allowed = {STRUCTURE_TEST} if attack in STRUCTURE_ONLY else set()
-    assert {t["extra_data"]["nodeid"].rsplit("::", 1)[-1] for t in passed} <= allowed, \
-        [(t["name"], t["status"], t["output"][:200]) for t in result["tests"]]
-    honest = runs["clean"]["honest_stub"]["score"] + sum(t["max_score"] for t in passed)
+    assert {t["extra_data"]["nodeid"].rsplit("::", 1)[-1] for t in earned} <= allowed, \
+        [(t["name"], t["status"], t["score"], t["output"][:200]) for t in result["tests"]]
+    honest = runs["clean"]["honest_stub"]["score"] + sum(t["max_score"] for t in earned)
     assert result["score"] <= honest
     if not allowed:
         assert result["score"] <= runs["clean"]["honest_stub"]["score"] == 0

@@ -1,0 +1,1 @@
+# the reference autoencoder.py, unchanged: correct work graded after the attack in the same child, that must keep its points
