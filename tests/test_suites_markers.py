@@ -80,9 +80,6 @@ def test_every_twin_has_a_node_id_of_its_own():
     """A twin (autograder.run.twins) is its public test again under its own node id, whatever pytest
     builds a node id from (9.2: ``originalname`` and the call spec's ids; before: ``name``); with the
     public test's id, its record would replace the public test's and the public tests would vanish."""
-    import contextlib
-    import io
-
     from autograder import paths
     from autograder.run import twins
 
@@ -92,13 +89,11 @@ def test_every_twin_has_a_node_id_of_its_own():
         @pytest.hookimpl(trylast=True)
         def pytest_collection_modifyitems(self, items):
             twins.add(items)
-            seen.update(ids=[item.nodeid for item in items],
-                        twins={item.nodeid: twins.twin_of(item) for item in items if twins.twin_of(item)})
+            seen.update(twins={item.nodeid: twins.twin_of(item) for item in items if twins.twin_of(item)})
 
-    files = [str(paths.suites_dir() / vis / "test_encoder.py") for vis in ("public", "hidden")]
-    with contextlib.redirect_stdout(io.StringIO()):
-        pytest.main(files + ["--collect-only", "-q", "-c", str(paths.suites_dir() / "pytest.ini"), "--rootdir",
-                             str(paths.suites_dir()), "--noconftest", "-p", "no:cacheprovider"], plugins=[Twins()])
-    assert seen["twins"] and len(set(seen["ids"])) == len(seen["ids"])
-    assert all(twin != public and "twin" in twin and public in seen["ids"] for twin, public in seen["twins"].items())
+    tests = rubric.collect([paths.suites_dir() / vis / "test_encoder.py" for vis in ("public", "hidden")],
+                           plugins=(Twins(),))
+    ids = [t.nodeid for t in tests]
+    assert seen["twins"] and len(set(ids)) == len(ids) and set(seen["twins"]) <= set(ids)
+    assert all(twin != public and "twin" in twin and public in ids for twin, public in seen["twins"].items())
     assert any("-twin]" in twin for twin in seen["twins"]), "no parametrized public test in test_encoder.py"

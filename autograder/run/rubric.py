@@ -98,8 +98,9 @@ def visibility_of(item) -> str:
     return marker_arg(item, "visibility") or Path(str(item.path)).parent.name
 
 
-def collect(files: list[Path] | None = None) -> list[SuiteTest]:
-    """Collect the tests of ``files`` (default: every ``test_*.py`` of the public and hidden suites).
+def collect(files: list[Path] | None = None, plugins: tuple = ()) -> list[SuiteTest]:
+    """Collect the tests of ``files`` (default: every ``test_*.py`` of the public and hidden suites);
+    ``plugins`` join the collection (e.g. one that adds the twins, :mod:`autograder.run.twins`).
 
     Raises:
         RuntimeError: a suite file fails to import or collect (the message holds pytest's report).
@@ -113,7 +114,7 @@ def collect(files: list[Path] | None = None) -> list[SuiteTest]:
                                       "--rootdir", str(paths.suites_dir()), "-p", "autograder.run.plugin",
                                       "--noconftest", "-p", "no:cacheprovider"]
     with contextlib.redirect_stdout(io.StringIO()):
-        pytest.main(args, plugins=[collector])
+        pytest.main(args, plugins=[*plugins, collector])
     if collector.errors:
         raise RuntimeError("the suites do not collect:\n" + "\n".join(collector.errors))
     return collector.items
