@@ -96,12 +96,16 @@ def entry() -> None:
     (0.24 s for a bare ``import torch`` here, more after grading: ``farm-bench`` of
     ``python -c "import torch"`` against the same with ``os._exit(0)``). A command that did not
     import torch (``tkit --help``, ``tkit gradebook``) exits the usual way; an unexpected exception
-    propagates with its traceback."""
+    propagates with its traceback. Either way a Ctrl-C that comes once the command is over is
+    held back (:func:`_hold_interrupts`), not delivered during the exit."""
     try:
         main.main(standalone_mode=True)
         code = 0
     except SystemExit as exc:
         code = exc.code
+    except KeyboardInterrupt:   # a Ctrl-C after click's own handling, as the command returned
+        code = 130
+    _hold_interrupts()
     if "torch" not in sys.modules:
         sys.exit(code)
     if code is None:
@@ -110,6 +114,16 @@ def entry() -> None:
         print(code, file=sys.stderr)
         code = 1
     leave(code)
+
+
+def _hold_interrupts() -> None:
+    """Block SIGINT for the rest of the process: the command is over (its files closed, its last
+    line printed), and CPython can abort ("Fatal Python error: PyThreadState_Get ... finalizing",
+    exit -6) when a signal arrives during the interpreter's teardown. A blocked Ctrl-C stays
+    pending and is dropped when the process exits with the command's own code."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def leave(code: int) -> None:

@@ -53,6 +53,7 @@ def test_entry_leaves_through_os_exit_with_the_commands_code_once_torch_is_loade
         raise Left(code)
 
     monkeypatch.setattr(cli.os, "_exit", fake_exit)
+    monkeypatch.setattr(cli, "_hold_interrupts", lambda: None)   # not in pytest's own process
     for argv, code in ((["tkit", "list"], 0), (["tkit", "check", "--seed", "-1"], 2)):
         monkeypatch.setattr(sys, "argv", argv)
         try:
@@ -62,3 +63,22 @@ def test_entry_leaves_through_os_exit_with_the_commands_code_once_torch_is_loade
         else:
             raise AssertionError(f"{argv}: entry() returned instead of leaving through os._exit")
     assert "positional_encoding" in capsys.readouterr().out
+
+
+def test_a_ctrl_c_after_the_command_is_held_back_during_the_exit():
+    """CPython can abort (exit -6, "Fatal Python error ... finalizing") when SIGINT arrives during
+    the interpreter's teardown; once the command is over entry() blocks SIGINT, on both exits."""
+    probe = ("import signal, sys\n"
+             "from autograder import cli\n"
+             "def report(*args):\n"
+             "    print('sigint blocked:', signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []), flush=True)\n"
+             "    return real(*args)\n"
+             "real, sys.exit = sys.exit, report\n"
+             "sys.argv = ['tkit', *sys.argv[1:]]\n"
+             "cli.entry()\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    for args, code in ((["--version"], 0), (["check", "--seed", "-1"], 2)):
+        run = subprocess.run([sys.executable, "-c", probe, *args], cwd=REPO_ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == code, run.stderr[-2000:]
+        assert run.stdout.strip().splitlines()[-1] == "sigint blocked: True", run.stdout
