@@ -1,4 +1,4 @@
-"""The eleven exercises of exercises/README.md: order, points (100 in all) and components.
+"""The twelve exercises of exercises/README.md: order, points (100 in all) and components.
 
 ``depends`` lists the exercises whose student modules a composite imports, so that a
 composite's failure can point at a failing component.
@@ -40,11 +40,13 @@ EXERCISES: tuple[Exercise, ...] = (
              ("multi_head_attention", "feed_forward", "attention", "masks")),
     Exercise("decoder", "Decoder layer and decoder", "디코더 층과 디코더", 10,
              ("multi_head_attention", "feed_forward", "attention", "masks")),
-    Exercise("transformer", "Encoder-decoder Transformer", "인코더-디코더 트랜스포머", 14,
+    Exercise("transformer", "Encoder-decoder Transformer", "인코더-디코더 트랜스포머", 11,
              ("embedding", "positional_encoding", "masks", "encoder", "decoder",
               "multi_head_attention", "feed_forward", "attention")),
     Exercise("rope", "Rotary position embedding (bonus)", "회전 위치 임베딩 (보너스)", 6),
     Exercise("autoencoder", "Convolutional AutoEncoder on MNIST", "MNIST 합성곱 오토인코더", 12),
+    Exercise("seq2seq_training", "Training the Transformer: teacher forcing and a loss without PAD",
+             "트랜스포머 학습: 티처 포싱과 PAD 를 뺀 손실", 3),
 )
 
 BY_NAME = {e.name: e for e in EXERCISES}

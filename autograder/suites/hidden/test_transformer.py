@@ -110,7 +110,7 @@ def _verify_greedy(steps, eos):
 
 
 @pytest.mark.kind("property")
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_greedy_decode(student, reference, rng):
     """greedy_decode on random sizes picks forward's argmax at every step up to max_len, pads rows after EOS, and on a batch of one
     ko: 무작위 크기에서 greedy_decode가 max_len까지 매 단계 forward의 argmax를 고르고, EOS 뒤를 패딩하며, 배치 1에서도 같습니다"""

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.exercise("transformer"), pytest.mark.training]
 
 
 @pytest.mark.kind("values")
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_training_lowers_heldout_loss(student):
     """trained by the grader's own loop, the recorded model's parameters lower the grader's held-out loss at least by half
 
@@ -42,7 +42,7 @@ def test_training_lowers_heldout_loss(student):
 
 
 @pytest.mark.kind("values")
-@pytest.mark.points(4)
+@pytest.mark.points(2)
 def test_reverses_held_out_sequences(student, partial, attach):
     """after the grader's training budget, greedy decoding of the recorded model produces the held-out targets exactly
 
