@@ -34,6 +34,9 @@ SIGNATURES = {
     "transformer": ("Transformer.encode", "Transformer.decode", "Transformer.forward"),
     "rope": ("rope_angles", "apply_rope"),
     "autoencoder": ("ConvAutoEncoder.encode", "ConvAutoEncoder.decode"),
+    # teacher_forcing's token ids and train_transformer's list of floats pass unchanged: the loop and
+    # the shift are degenerate in the registry's hand-written entries (mistakes.degenerate)
+    "seq2seq_training": ("sequence_loss", "teacher_forcing"),
 }
 
 #: template -> (what it does, the transform's body: ``out`` the right output, ``args`` the call's
@@ -105,7 +108,10 @@ def _tkit_wrap(fn, transform):
 ONLY = {"rows_below_16": ("positional_encoding",), "rows_below_64": ("positional_encoding",)}
 #: template -> the exercises it does not apply to: the AutoEncoder's values are what a training of
 #: it reaches, and a codec whose encode and decode are scaled still learns (not degenerate).
-EXCEPT = {"scaled": ("autoencoder",)}
+#: A loss is one number: the position templates have no positions to act on (``one_element`` would
+#: leave it right, ``first_position`` cannot slice it).
+EXCEPT = {"scaled": ("autoencoder",), "one_element": ("seq2seq_training",),
+          "first_position": ("seq2seq_training",), "mean_position": ("seq2seq_training",)}
 
 
 def _transform(name: str) -> str:

@@ -49,6 +49,12 @@ class Degenerate:
 
 
 _ZEROS_LIKE_X = "return torch.zeros_like(x)"
+_NEVER_STEPS = """
+def train_transformer(model, batches, epochs=1, lr=1e-3, pad_id=0, device="cpu"):
+    model.to(device)
+    model.train()
+    return [2.0 for _ in range(epochs)]
+"""
 
 DEGENERATES: tuple[Degenerate, ...] = (
     Degenerate("embedding_zeros", "embedding", "zeros of the right shape", """
@@ -273,6 +279,23 @@ def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
     model.train()
     return [0.1 / (epoch + 1) for epoch in range(epochs)]
 """),
+    # a loop that never steps: moved and left in training mode as the contract asks, nothing learned
+    Degenerate("seq2seq_constant", "seq2seq_training",
+               "a constant loss, teacher_forcing returning (tgt, tgt) and a loop that never steps", f"""
+def sequence_loss(logits, targets, pad_id, label_smoothing=0.0):
+    return logits.sum() * 0.0 + 2.5
+def teacher_forcing(tgt):
+    return tgt, tgt
+{_NEVER_STEPS}"""),
+    Degenerate("seq2seq_ignores_targets", "seq2seq_training",
+               "a loss that ignores the targets (the mean log-sum-exp) and a loop that never steps", f"""
+def sequence_loss(logits, targets, pad_id, label_smoothing=0.0):
+    return torch.logsumexp(logits, dim=-1).mean()
+{_NEVER_STEPS}"""),
+    Degenerate("seq2seq_zero_loss_never_steps", "seq2seq_training", "a loss of zeros and a loop that never steps", f"""
+def sequence_loss(logits, targets, pad_id, label_smoothing=0.0):
+    return logits.sum() * 0.0
+{_NEVER_STEPS}"""),
 )
 
 
