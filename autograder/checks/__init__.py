@@ -62,7 +62,8 @@ builders from the public formulas, passed as ``expect_equal(..., known_mistakes=
 
 **Exercise-specific**: :mod:`.seq2seq` (greedy decoding: rigged generators, ``finish_at_eos``),
 :mod:`.training` and :mod:`.transformer_training` (the training checks), :mod:`.training_loop`
-(``train_autoencoder`` against the kit's own loop), :mod:`.draws` (their secret-keyed per-run draws,
+(``train_autoencoder`` against the kit's own loop) and :mod:`.seq2seq_loop` (``train_transformer``'s),
+with what both share in :mod:`.loop_verdicts`, :mod:`.draws` (their secret-keyed per-run draws,
 not the test's ``rng``). :mod:`.contract_errors` (``expect_raises`` and its one rule for messages),
 :mod:`.tolerance` (the contract's one tolerance), :mod:`.probes` (kit-fixed public calls, a hidden
 failure's evidence) and :mod:`.examples` (the ``example`` fixture: public values, or a twin's draws).

@@ -14,27 +14,19 @@ loop, not from the catalog's code). A loop that is missing or trains nothing fai
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
-from autograder.checks import draws
-from autograder.checks.training import named_mistake
+from autograder.checks import draws, loop_verdicts
+from autograder.checks.loop_verdicts import changed as _changed, same_losses as _same_losses, same_state as _same_state
 from autograder.i18n import _
-from autograder.mistakes.comparison import ATOL, RTOL   # the contract's one tolerance
 
 
 def losses_problem(losses, epochs: int) -> str | None:
     """Why ``losses`` (train_autoencoder's return value) is not one finite float per epoch, as
     the contract asks (None when it is)."""
-    if not isinstance(losses, list) or len(losses) != epochs or \
-            not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in losses):
-        return _("train_autoencoder should return a list of {n} floats (one mean loss per epoch), "
-                 "got {got}").format(n=epochs, got=repr(losses)[:200])
-    if not all(math.isfinite(v) for v in losses):
-        return _("train_autoencoder returned non-finite losses: {losses}").format(losses=losses)
-    return None
+    return loop_verdicts.losses_problem(losses, epochs, "train_autoencoder")
 
 
 @dataclass(frozen=True)
@@ -116,18 +108,6 @@ LOOP_MISTAKES = {
 RECORDS = ("autoencoder_summed_epoch_loss", "autoencoder_last_batch_loss")
 
 
-def _same_state(got, want: dict) -> bool:
-    return isinstance(got, dict) and set(got) == set(want) and all(
-        isinstance(got[k], torch.Tensor) and got[k].shape == want[k].shape
-        and torch.allclose(got[k].double(), want[k].double(), atol=ATOL, rtol=RTOL) for k in want)
-
-
-def _same_losses(got, want: list) -> bool:
-    return isinstance(got, list) and len(got) == len(want) and all(
-        isinstance(g, (int, float)) and not isinstance(g, bool) and math.isclose(g, w, rel_tol=RTOL, abs_tol=ATOL)
-        for g, w in zip(got, want))
-
-
 def run_loop(student, seed: int, probe: LoopProbe = LOOP) -> tuple[dict, dict, list]:
     """The student's ``train_autoencoder`` on this run's probe (the child task
     ``run_train_autoencoder``): ``(its report {"losses", "state", "training", "moved"}, the initial
@@ -155,18 +135,12 @@ def _verdict(same, state, losses, initial: dict, batches: list, probe: LoopProbe
     """``(None, None)`` when ``same(state, losses, (kit state, kit losses))`` holds for the kit's
     Adam loop (MSE or BCE), else ``(text, mistake or None)``: the loop of :data:`LOOP_MISTAKES`
     for which it holds (one setting, or a record mistake with another: named ``a+b``), computed
-    on the same probe; its settings are added to the text."""
-    expected = _expected(initial, batches, probe)
-    if any(same(state, losses, want) for want in expected.values()):
-        return None, None
-    text = _loop_text(state, losses, initial, batches, probe, *expected["mse"])
-    for ids, switches in _loop_trials():
-        if any(same(state, losses, want) for want in _expected(initial, batches, probe, **switches).values()):
-            shown = ", ".join(f"{k}={v!r}" for k, v in switches.items())
-            text += "\n" + _("The grader's loop gives exactly your parameters and losses with {settings}.").format(
-                settings=shown)
-            return text, _named(ids)
-    return text, None
+    on the same probe; its settings are added to the text (:func:`loop_verdicts.search`)."""
+    return loop_verdicts.search(
+        same, state, losses, lambda **switches: _expected(initial, batches, probe, **switches).values(),
+        loop_verdicts.trials(LOOP_MISTAKES, RECORDS),
+        lambda: _loop_text(state, losses, initial, batches, probe, *adam_loop(initial, batches, probe.epochs,
+                                                                              lr=probe.lr)))
 
 
 def parameters_verdict(state, losses, initial: dict, batches: list, probe: LoopProbe = LOOP):
@@ -194,54 +168,9 @@ def loop_verdict(state: dict, losses, initial: dict, batches: list, probe: LoopP
 
 def mode_verdict(out: dict, initial: dict) -> str | None:
     """Why the loop does not leave the probe model as the contract says (in training mode, moved
-    to ``device``), or None. Only a loop that trained something counts (its parameters changed):
-    one that does nothing leaves the model as it was and earns nothing here."""
-    state = out.get("state")
-    if not _changed(state, initial):
-        return _("train_autoencoder did not change the model's parameters, so it trained nothing; a loop "
-                 "earns this test by training the model and leaving it in training mode on the device")
-    problems = []
-    if out.get("training") is not True:
-        problems.append(_("the model is left in evaluation mode: call model.train() before the loop "
-                          "(and do not switch it to eval afterwards)"))
-    if out.get("moved") is not True:
-        problems.append(_("the model is never moved to the device: call model.to(device) before the loop"))
-    return "; ".join(problems) or None
-
-
-def _changed(state, initial: dict) -> bool:
-    """Whether some parameter of ``state`` differs from ``initial`` (same name and shape)."""
-    return isinstance(state, dict) and any(
-        isinstance(state.get(k), torch.Tensor) and state[k].shape == v.shape and not torch.equal(state[k], v)
-        for k, v in initial.items())
-
-
-def _loop_trials():
-    """``(mistake ids, adam_loop switches)`` in the order tried: each setting of
-    :data:`LOOP_MISTAKES`, then each record mistake with each other setting."""
-    for mutant_id, settings in LOOP_MISTAKES.items():
-        for switches in settings:
-            yield (mutant_id,), switches
-    for record in RECORDS:
-        for mutant_id, settings in LOOP_MISTAKES.items():
-            if mutant_id in RECORDS:
-                continue
-            for switches in settings:
-                yield (record, mutant_id), {**LOOP_MISTAKES[record][0], **switches}
-
-
-def _named(ids):
-    """The mistake of ``ids`` (one, or two named together as ``a+b``), or None where unknown."""
-    parts = [named_mistake(i) for i in ids]
-    if any(part is None for part in parts):
-        return None
-    if len(parts) == 1:
-        return parts[0]
-    try:   # instructor-only: the student edition ships no catalog, and names the first of the two
-        from autograder.mistakes.catalog import Combined
-    except ImportError:
-        return parts[0]
-    return Combined(tuple(parts))
+    to ``device``), or None (:func:`loop_verdicts.mode_verdict`): only a loop that trained
+    something counts."""
+    return loop_verdicts.mode_verdict(out, initial, "train_autoencoder")
 
 
 def _loop_text(state, losses, initial: dict, batches: list, probe: LoopProbe, want_state: dict,

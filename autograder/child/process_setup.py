@@ -84,8 +84,8 @@ def cap_memory(memory_bytes: int) -> dict:
 def import_trusted() -> None:
     """Import what every child uses, before any submission is on ``sys.path`` (so that no
     student file can shadow it): torch (on one thread), safetensors, the kit's graph recorder and
-    trainer (:mod:`.graphs`, :mod:`.graph_training`) and, where torch brought
-    numpy in, ``numpy.random``, which :func:`seed_everything` seeds before every test (a lazy
+    trainer (:mod:`.graphs`, :mod:`.graph_training`), the loop tests' probes (:mod:`.loop_probes`)
+    and, where torch brought numpy in, ``numpy.random``, which :func:`seed_everything` seeds before every test (a lazy
     submodule of numpy 2: imported by each child's first test otherwise, ~8 ms per child); and
     the seccomp binding (:func:`.syscalls.prepare`)."""
     import torch
@@ -96,6 +96,7 @@ def import_trusted() -> None:
     if "numpy" in sys.modules:
         import numpy.random  # noqa: F401
     from . import graph_training, graphs  # noqa: F401  (the training checks' tasks; nothing is importable later)
+    from . import loop_probes  # noqa: F401  (the loop tests' probe models and the kit's sequence loss)
     from . import component_calls, components, proxies  # noqa: F401  (the served components' operator, before the snapshot)
     forbidden.wrap()   # the forbidden APIs' wrappers, before the snapshot
     from . import syscalls

@@ -208,30 +208,40 @@ def run_train_autoencoder(module, model_state: dict, batches: list, epochs: int,
             "moved": str(torch.device(device)) in model.tkit_moved_to}
 
 
+@task
+def run_train_transformer(module, model_state: dict, batches: list, epochs: int, lr: float, pad_id: int,
+                          device: str = "cpu"):
+    """Call the student's ``module.train_transformer(model, batches, epochs=epochs, lr=lr, pad_id=pad_id,
+    device=device)`` on the kit's probe model (:func:`.loop_probes.probe_seq2seq`) loaded with
+    ``model_state``, put in evaluation mode first, and ``batches`` (a list of ``(src, tgt)`` pairs of
+    token ids), with the module's ``sequence_loss`` and ``teacher_forcing`` replaced by the kit's for
+    the call (:func:`.loop_probes.kit_pieces`: the loop is judged on the loop alone). Returns what
+    :func:`run_train_autoencoder` returns; the parent compares it with its own loop
+    (:mod:`autograder.checks.seq2seq_loop`)."""
+    import torch
+
+    from . import loop_probes
+
+    model = loop_probes.probe_seq2seq(int(model_state["head.weight"].shape[0]), int(model_state["head.weight"].shape[1]))
+    model.load_state_dict(model_state)
+    model.eval()   # the loop must put it in training mode itself
+    pairs = [(src, tgt) for src, tgt in batches]
+    with loop_probes.kit_pieces(module):
+        losses = module.train_transformer(model, pairs, epochs=epochs, lr=lr, pad_id=pad_id, device=device)
+    return {"losses": losses, "state": _plain_state(model), "training": bool(model.training),
+            "moved": str(torch.device(device)) in model.tkit_moved_to}
+
+
 def probe_autoencoder(pixels: int = 784, width: int = 8):
     """The kit's probe model for ``train_autoencoder``'s function test: flatten, ``Linear(pixels,
     width)``, ReLU, ``Linear(width, pixels)``, sigmoid, back to ``[B, 1, 28, 28]``. It notes in
     ``tkit_moved_to`` each device it is moved to (``.to(device)``, ``.cpu()``, ``.cuda()``)."""
-    import torch
     from torch import nn
 
-    class ProbeModel(nn.Sequential):
-        def to(self, *args, **kwargs):
-            for value in (*args, kwargs.get("device")):
-                if isinstance(value, (str, torch.device)):
-                    try:
-                        self.tkit_moved_to.append(str(torch.device(value)))
-                    except (RuntimeError, TypeError):
-                        pass
-            return super().to(*args, **kwargs)
+    from .loop_probes import RecordsMoves
 
-        def cpu(self):
-            self.tkit_moved_to.append("cpu")
-            return super().cpu()
-
-        def cuda(self, device=None):
-            self.tkit_moved_to.append(str(torch.device("cuda" if device is None else device)))
-            return super().cuda(device)
+    class ProbeModel(RecordsMoves, nn.Sequential):
+        pass
 
     side = int(round(pixels ** 0.5))
     model = ProbeModel(nn.Flatten(), nn.Linear(pixels, width), nn.ReLU(), nn.Linear(width, pixels),

@@ -35,3 +35,25 @@ MUTANTS: list = [
 ]
 
 # -- train_transformer's loop (named by autograder.checks.seq2seq_loop) --------------------------
+# Each named by the loop tests (test_seq2seq_training__loop.py), which run the kit's loop with the
+# switches that build it on the same probe; the module's sequence_loss and teacher_forcing are the
+# kit's there, so a loop mistake costs points in the loop tests only. The hints are the families'
+# (autograder.mistakes.families.SEQ2SEQ_LOOP), shown in the student edition too.
+_LOSS = "loss = sequence_loss(model(src, decoder_input), labels, pad_id)"
+_CLIP = "            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+_RECORD = "history.append(total / count)"
+_LOOP_PATCHES = {
+    "seq2seq_no_optimizer_step": (("            optimizer.step()\n", ""),),
+    "seq2seq_no_zero_grad": (("            optimizer.zero_grad()\n", ""),),
+    "seq2seq_no_grad_clipping": ((_CLIP, ""),),
+    "seq2seq_clip_grad_value": ((_CLIP, _CLIP.replace("clip_grad_norm_", "clip_grad_value_")),),
+    "seq2seq_summed_epoch_loss": ((_RECORD, "history.append(total)"),),
+    "seq2seq_last_batch_loss": ((_RECORD, "history.append(loss.item())"),),
+    "seq2seq_lr_ignored": (("optimizer = torch.optim.Adam(model.parameters(), lr=lr)",
+                            "optimizer = torch.optim.Adam(model.parameters())"),),
+    "seq2seq_loop_pad_averaged_in": ((_LOSS, "logits = model(src, decoder_input)\n"
+                                             "            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), "
+                                             "labels.reshape(-1))"),),
+    "seq2seq_loop_pad_id_ignored": ((_LOSS, _LOSS.replace("labels, pad_id)", "labels, 0)")),),
+}
+MUTANTS += catalog.generated("seq2seq_loop", families.SEQ2SEQ_LOOP, lambda v: _LOOP_PATCHES[v.id])

@@ -1,5 +1,5 @@
-"""RoPE's rotary share, the Transformer's output and decoding length, and train_autoencoder's loop
-(see :mod:`autograder.mistakes.families`)."""
+"""RoPE's rotary share, the Transformer's output and decoding length, and the loops of
+train_autoencoder and train_transformer (see :mod:`autograder.mistakes.families`)."""
 
 from __future__ import annotations
 
@@ -74,4 +74,48 @@ LOOP = (
     Variant("autoencoder_last_batch_loss", "autoencoder",
             "train_autoencoder records the last batch's loss of each epoch, not the mean of the epoch's batch losses",
             "train_autoencoder 가 에폭의 배치 손실 평균이 아니라 마지막 배치의 손실을 기록합니다"),
+)
+
+
+# -- train_transformer's loop (see autograder.checks.seq2seq_loop) ------------------------------------
+SEQ2SEQ_LOOP = (
+    Variant("seq2seq_no_optimizer_step", "seq2seq_training",
+            "train_transformer never calls optimizer.step(), so the weights never change",
+            "train_transformer 가 optimizer.step() 을 호출하지 않아 가중치가 바뀌지 않습니다"),
+    Variant("seq2seq_no_zero_grad", "seq2seq_training",
+            "train_transformer never calls optimizer.zero_grad() (or model.zero_grad()), so every step adds the "
+            "gradients of all earlier batches: zero the gradients before each backward",
+            "train_transformer 가 optimizer.zero_grad() (또는 model.zero_grad()) 를 호출하지 않아 매 단계에 이전 "
+            "배치들의 기울기가 모두 더해집니다. backward 전마다 기울기를 0 으로 만드세요"),
+    Variant("seq2seq_no_grad_clipping", "seq2seq_training",
+            "train_transformer does not clip the gradients: call torch.nn.utils.clip_grad_norm_(model.parameters(), "
+            "1.0) between backward and step",
+            "train_transformer 가 기울기를 클리핑하지 않습니다. backward 와 step 사이에 "
+            "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) 을 호출하세요"),
+    Variant("seq2seq_clip_grad_value", "seq2seq_training",
+            "train_transformer clips each gradient entry to [-1, 1] (clip_grad_value_); the contract clips the "
+            "gradients' total norm at 1.0 (clip_grad_norm_), which keeps their direction",
+            "train_transformer 가 기울기의 각 원소를 [-1, 1] 로 자릅니다 (clip_grad_value_). 계약은 방향을 유지하는 "
+            "전체 노름 클리핑 clip_grad_norm_(..., 1.0) 입니다"),
+    Variant("seq2seq_summed_epoch_loss", "seq2seq_training",
+            "train_transformer records the sum of an epoch's batch losses, not their mean",
+            "train_transformer 가 에폭의 배치 손실 평균이 아니라 합을 기록합니다"),
+    Variant("seq2seq_last_batch_loss", "seq2seq_training",
+            "train_transformer records the last batch's loss of each epoch, not the mean of the epoch's batch losses",
+            "train_transformer 가 에폭의 배치 손실 평균이 아니라 마지막 배치의 손실을 기록합니다"),
+    Variant("seq2seq_lr_ignored", "seq2seq_training",
+            "train_transformer ignores its lr argument (the optimizer is built with a fixed learning rate, such as "
+            "Adam's default 1e-3): use Adam(model.parameters(), lr=lr)",
+            "train_transformer 가 lr 인자를 무시합니다 (Adam 기본값 1e-3 같은 고정 학습률로 옵티마이저를 만들었습니다). "
+            "Adam(model.parameters(), lr=lr) 을 쓰세요"),
+    Variant("seq2seq_loop_pad_averaged_in", "seq2seq_training",
+            "train_transformer's own loss (F.cross_entropy without ignore_index) averages the PAD positions in: "
+            "call sequence_loss(logits, labels, pad_id), or pass ignore_index=pad_id",
+            "train_transformer 가 직접 계산한 손실(ignore_index 없는 F.cross_entropy)이 PAD 위치까지 평균에 넣습니다. "
+            "sequence_loss(logits, labels, pad_id) 를 호출하거나 ignore_index=pad_id 를 넘기세요"),
+    Variant("seq2seq_loop_pad_id_ignored", "seq2seq_training",
+            "train_transformer leaves out the positions of token 0 instead of its pad_id argument's: pass pad_id "
+            "on to the loss",
+            "train_transformer 가 pad_id 인자가 아니라 토큰 0 의 위치를 손실에서 뺍니다. pad_id 를 손실에 그대로 "
+            "넘기세요"),
 )
