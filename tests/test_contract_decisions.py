@@ -55,6 +55,8 @@ GRADED_BAD_ARGUMENTS = {
         ("`scaled_dot_product_attention`: `nn.Dropout` and `F.dropout` raise it themselves",),
     ("hidden", "test_embedding.py", "test_bad_ids_raise_an_error"):
         ("token ids outside `[0, vocab_size)`", "`padding_idx` outside the vocabulary"),
+    ("public", "test_seq2seq_training.py", "test_bad_arguments_raise_value_error"):
+        ("`logits` that are not a floating-point `[B, T, V]` tensor", "`targets` that are not an integer `[B, T]` one"),
 }
 
 
@@ -129,11 +131,13 @@ def test_a_legitimate_variant_loses_nothing(tmp_path, variant, exercise, seed):
 
 #: One legitimate form of every module, each written in another style than the reference's (a
 #: sublayer held under two names, buffers of its own, float32 inside, an additive -inf mask, a
-#: residual helper, a loop over sublayers, a mask cache, another AutoEncoder stack trained on BCE).
+#: residual helper, a loop over sublayers, a mask cache, another AutoEncoder stack trained on BCE, a
+#: sequence loss written out with a 0/1 mask).
 LEGITIMATE_SET = ["embedding__scale_buffer.py", "positional_encoding__tutorial_float32.py", "masks__additive_inf.py",
                   "attention__float32_inside.py", "multi_head_attention__shared_linears.py",
                   "feed_forward__sequential_alias.py", "encoder__norm_list.py", "decoder__sublayer_dict.py",
-                  "transformer__own_loop.py", "rope__even_odd_slices.py", "autoencoder__upsample_bce.py"]
+                  "transformer__own_loop.py", "rope__even_odd_slices.py", "autoencoder__upsample_bce.py",
+                  "seq2seq_training__masked_mean.py"]
 
 
 def test_the_legitimate_set_holds_one_variant_of_every_module():

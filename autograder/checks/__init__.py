@@ -61,6 +61,7 @@ softmax, attention, RoPE): the oracles of public tests, which may not use the re
 builders from the public formulas, passed as ``expect_equal(..., known_mistakes=...)``.
 
 **Exercise-specific**: :mod:`.seq2seq` (greedy decoding: rigged generators, ``finish_at_eos``),
+:mod:`.seq2seq_loss` (``sequence_loss``'s and ``teacher_forcing``'s known mistakes, ``keeps_graph``),
 :mod:`.training` and :mod:`.transformer_training` (the training checks), :mod:`.training_loop`
 (``train_autoencoder`` against the kit's own loop) and :mod:`.seq2seq_loop` (``train_transformer``'s),
 with what both share in :mod:`.loop_verdicts`, :mod:`.draws` (their secret-keyed per-run draws,

@@ -11,8 +11,20 @@ from __future__ import annotations
 
 import torch
 
+from autograder.checks import inputs
 from autograder.child import wire
 from autograder.mistakes.diagnosis import KnownMistakes, When
+
+
+def padded_targets(rng: torch.Generator, batch: int, length: int, vocab: int, pad_id: int) -> torch.Tensor:
+    """``Long[batch, length]`` targets: ids drawn uniformly from ``[0, vocab)`` less ``pad_id`` (so id 0
+    is a real token where ``pad_id`` is not 0), then ``pad_id`` from each row's length on (row 0 full,
+    another row shorter when ``batch >= 2`` and ``length >= 2``: PAD in several rows, a real token in
+    each; :func:`autograder.checks.inputs.lengths`)."""
+    ids = torch.randint(0, vocab - 1, (batch, length), generator=rng)
+    ids = ids + (ids >= pad_id).long()
+    lengths = inputs.lengths(rng, batch, length, low=1)
+    return ids.masked_fill(inputs.padding_mask(lengths, length), pad_id)
 
 
 def loss_formula(logits: torch.Tensor, targets: torch.Tensor, pad_id: int, smoothing: float = 0.0, *,

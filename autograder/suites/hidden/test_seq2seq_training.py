@@ -5,7 +5,7 @@ reference."""
 import pytest
 import torch
 
-from autograder.checks import inputs, say
+from autograder.checks import inputs, say, seq2seq_loss
 from autograder.checks import expect_reference
 
 pytestmark = pytest.mark.exercise("seq2seq_training")
@@ -18,11 +18,12 @@ def test_sequence_loss_random_sizes_pad_and_float64(student, rng):
 
     ko: 임의의 B, T, V와 pad_id, 여러 행의 PAD, 레이블 스무딩 유무, float32와 float64
     """
-    batch, length, vocab = inputs.distinct(rng, 3, 2, 11)
+    batch, length = inputs.distinct(rng, 2, 2, 11)
+    vocab = inputs.integer(rng, 5, 16)
     pad_id = inputs.integer(rng, 0, vocab - 1)
     smoothing = round(0.05 + 0.3 * float(torch.rand((), generator=rng)), 3)
     logits = inputs.randn(rng, batch, length, vocab, scale=2.0)
-    targets = inputs.padded_token_ids(rng, inputs.lengths(rng, batch, length, low=1), length, vocab, pad_id)
+    targets = seq2seq_loss.padded_targets(rng, batch, length, vocab, pad_id)
     logits64 = logits.double()
 
     def run(impl):

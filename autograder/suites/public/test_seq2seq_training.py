@@ -17,16 +17,11 @@ pytestmark = pytest.mark.exercise("seq2seq_training")
 TGT = torch.tensor([[1, 5, 6, 4, 2, 0], [1, 7, 2, 0, 0, 0], [1, 3, 3, 8, 9, 2]])
 
 
-def _targets(rng, batch: int, length: int, vocab: int, pad_id: int) -> torch.Tensor:
-    """``Long[batch, length]`` ids in ``[0, vocab)`` other than ``pad_id``, then PAD at the end of every
-    row but the first (each row keeps a real token; several rows hold PAD)."""
-    lengths = inputs.lengths(rng, batch, length, low=1)
-    return inputs.padded_token_ids(rng, lengths, length, vocab, pad_id)
-
-
 def _case(example, public_seed: int):
-    """(logits ``[B, T, V]``, V): B=3, T=5, V=7 in the public tests, other distinct sizes in the twins."""
-    batch, length, vocab = example.sizes((3, 5, 7), 2, 9)
+    """(logits ``[B, T, V]``, V): B=3, T=5, V=7 in the public tests; in the twins B, T (different) from
+    [2, 9] and V from [5, 12]."""
+    batch, length = example.sizes((3, 5), 2, 9)
+    vocab, = example.sizes((7,), 5, 12)
     return torch.randn(batch, length, vocab, generator=example.rng(public_seed)) * 2, vocab
 
 
@@ -46,13 +41,14 @@ def test_sequence_loss_leaves_out_pad(student, example):
     logits, vocab = _case(example, 21)
     other_pad, = example.sizes((3,), 1, vocab - 1)
     first = example.pick(torch.tensor([[4, 1, 6, 2, 0], [3, 5, 0, 0, 0], [2, 2, 5, 1, 0]]),
-                         lambda rng: _targets(rng, logits.shape[0], logits.shape[1], vocab, 0))
+                         lambda rng: seq2seq_loss.padded_targets(rng, logits.shape[0], logits.shape[1], vocab, 0))
 
-    def other_targets(rng):   # the premise, by construction: a second loss other than the first
-        while True:
-            drawn = _targets(rng, logits.shape[0], logits.shape[1], vocab, other_pad)
+    def other_targets(rng):   # the premise: a second loss other than the first (the first draw, nearly always)
+        for _ in range(100):
+            drawn = seq2seq_loss.padded_targets(rng, logits.shape[0], logits.shape[1], vocab, other_pad)
             if abs(float(_cross_entropy(logits, drawn, other_pad) - _cross_entropy(logits, first, 0))) > 1e-2:
-                return drawn
+                break
+        return drawn
 
     second = example.pick(torch.tensor([[5, 0, 1, 3, 3], [6, 2, 4, 3, 3], [1, 4, 3, 3, 3]]), other_targets)
     expected = (_cross_entropy(logits, first, 0), _cross_entropy(logits, second, other_pad))
@@ -78,7 +74,7 @@ def test_label_smoothing_as_cross_entropy_defines_it(student, example):
     pad_id, = example.sizes((0,), 0, vocab - 1)
     smoothing = example.pick(0.1, lambda rng: round(0.05 + 0.25 * float(torch.rand((), generator=rng)), 3))
     targets = example.pick(torch.tensor([[4, 1, 6, 2, 0], [3, 0, 0, 0, 0], [2, 5, 5, 0, 0]]),
-                           lambda rng: _targets(rng, logits.shape[0], logits.shape[1], vocab, pad_id))
+                           lambda rng: seq2seq_loss.padded_targets(rng, logits.shape[0], logits.shape[1], vocab, pad_id))
 
     def run(impl):
         return impl.seq2seq_training.sequence_loss(logits, targets, pad_id, label_smoothing=smoothing)
@@ -142,7 +138,7 @@ def test_teacher_forcing_shifts_by_one(student, example):
     """
     def draw(rng):
         batch, length = inputs.integer(rng, 2, 6), inputs.integer(rng, 3, 10)
-        tgt = _targets(rng, batch, length, 12, 0)
+        tgt = seq2seq_loss.padded_targets(rng, batch, length, 12, 0)
         tgt[:, 0] = 1
         return tgt
 
