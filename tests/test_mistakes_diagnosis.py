@@ -21,7 +21,7 @@ from markupsafe import escape
 import cli
 from autograder import context, exercises
 from autograder.checks import expectations
-from autograder.checks import formulas, mistaken, oracles, weights
+from autograder.checks import formulas, mistaken, oracles, seq2seq_loss, weights
 from autograder.exports import release
 from autograder.i18n import using
 from autograder.mistakes import catalog, diagnosis
@@ -60,10 +60,13 @@ def test_every_variant_id_is_known():
              mistaken.masked_softmax(x, x > 0), mistaken.attention(x, x, x, x > 0),
              mistaken.mha(state, 2, x, x, x), mistaken.split_merge(x, 2, x.reshape(2, 2, 3, 2)),
              mistaken.embedding(torch.randn(5, 4), torch.tensor([1, 2])), mistaken.rope(x), mistaken.rope_angles(4, 3),
-             mistaken.ffn_shapes(4), mistaken.fused_projections(4)]
+             mistaken.ffn_shapes(4), mistaken.fused_projections(4),
+             seq2seq_loss.loss_mistakes(x, torch.tensor([[1, 0, 0], [2, 3, 0]]), 0, 0.1),
+             seq2seq_loss.shift_mistakes(torch.tensor([[1, 2, 3]]))]
     ids = {key for variants in built for key in variants}
     assert ids <= set(diagnosis.KNOWN)
     assert {"pe_sin_cos_swapped", "attention_no_scaling", "mha_split_without_transpose"} <= ids
+    assert {"seq2seq_smoothing_on_pad", "seq2seq_shift_wrong_side"} <= ids
 
 
 def test_the_variant_builders_without_a_mistake_give_the_public_oracles():
