@@ -228,39 +228,6 @@ _ENTRIES = (
     _k("rope_exponent_i_over_d", "rope",
        "the frequency exponent is i/head_dim instead of 2i/head_dim",
        "주파수 지수를 2i/head_dim 이 아니라 i/head_dim 으로 썼습니다"),
-    # exercise 12: seq2seq_training (sequence_loss, teacher_forcing)
-    _k("seq2seq_pad_averaged_in", "seq2seq_training",
-       "PAD positions are averaged into the loss: leave them out (F.cross_entropy(..., ignore_index=pad_id)), so the "
-       "mean is over the non-PAD target tokens only",
-       "PAD 위치가 손실 평균에 들어갔습니다. PAD 는 빼야 합니다 (F.cross_entropy(..., ignore_index=pad_id)): 평균은 "
-       "PAD 가 아닌 타깃 토큰에 대해서만 냅니다"),
-    _k("seq2seq_summed_loss", "seq2seq_training",
-       "the loss is the sum over the non-PAD positions; it must be their mean (reduction='mean')",
-       "손실이 PAD 가 아닌 위치의 합입니다. 평균이어야 합니다 (reduction='mean')"),
-    _k("seq2seq_logits_flattened_time_major", "seq2seq_training",
-       "the logits are flattened in [T, B] order (a transpose before reshape) while the targets are flattened in "
-       "[B, T] order, so each score meets another position's target: flatten both batch first",
-       "logits 를 [T, B] 순서로 (reshape 전에 transpose) 펴고 targets 는 [B, T] 순서로 펴서 점수와 정답의 위치가 "
-       "어긋납니다. 둘 다 배치 우선으로 펴세요"),
-    _k("seq2seq_softmax_before_cross_entropy", "seq2seq_training",
-       "a softmax is applied before cross_entropy, which applies log_softmax itself: pass the raw logits",
-       "cross_entropy 앞에 softmax 를 적용했습니다. cross_entropy 가 log_softmax 를 스스로 하므로 logits 를 그대로 "
-       "넘기세요"),
-    _k("seq2seq_smoothing_on_pad", "seq2seq_training",
-       "the label-smoothing term is averaged over every position, PAD included; like the rest of the loss it "
-       "must leave PAD positions out (F.cross_entropy(..., ignore_index=pad_id, label_smoothing=...))",
-       "레이블 스무딩 항을 PAD 를 포함한 모든 위치에서 평균 냈습니다. 손실의 나머지처럼 PAD 위치는 빼야 합니다 "
-       "(F.cross_entropy(..., ignore_index=pad_id, label_smoothing=...))"),
-    _k("seq2seq_targets_not_shifted", "seq2seq_training",
-       "the labels are not shifted: the model is asked for the token it is given; the decoder reads tgt[:, :-1] "
-       "and the labels are the next tokens, tgt[:, 1:]",
-       "정답을 밀지 않았습니다. 모델이 입력으로 받은 토큰을 그대로 맞히게 됩니다. 디코더 입력은 tgt[:, :-1], "
-       "정답은 다음 토큰인 tgt[:, 1:] 입니다"),
-    _k("seq2seq_shift_wrong_side", "seq2seq_training",
-       "the shift is on the wrong side: decoder_input is tgt[:, 1:] and labels tgt[:, :-1], so the model predicts "
-       "the previous token; the decoder reads tgt[:, :-1] (starting with BOS) and the labels are tgt[:, 1:]",
-       "시프트 방향이 반대입니다. decoder_input 이 tgt[:, 1:], labels 가 tgt[:, :-1] 이라 이전 토큰을 맞히게 "
-       "됩니다. 디코더 입력은 BOS 로 시작하는 tgt[:, :-1], 정답은 tgt[:, 1:] 입니다"),
 )
 
 def _from_families() -> tuple[Known, ...]:

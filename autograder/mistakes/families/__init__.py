@@ -27,16 +27,17 @@ from __future__ import annotations
 from autograder.mistakes.families.attention import (ATTENTION_MASK, ATTENTION_SCALE, FORBIDDEN, FORBIDDEN_MASK,
                                                     MHA_MASK, MHA_SCALE)
 from autograder.mistakes.families.layers import FFN_ACTIVATION, STRUCTURE
-from autograder.mistakes.families.models import GREEDY_LENGTH, LOOP, ROPE_PARTIAL, SEQ2SEQ_LOOP, TRANSFORMER_OUTPUT
+from autograder.mistakes.families.models import (GREEDY_LENGTH, LOOP, ROPE_PARTIAL, SEQ2SEQ_LOOP, SEQ2SEQ_LOSS,
+                                                 SEQ2SEQ_SHIFT, TRANSFORMER_OUTPUT)
 from autograder.mistakes.families.variant import Variant
 
 __all__ = ["ATTENTION_MASK", "ATTENTION_SCALE", "FAMILIES", "FFN_ACTIVATION", "FORBIDDEN", "FORBIDDEN_MASK",
-           "GREEDY_LENGTH", "LOOP", "MHA_MASK", "MHA_SCALE", "ROPE_PARTIAL", "SEQ2SEQ_LOOP", "STRUCTURE",
+           "GREEDY_LENGTH", "LOOP", "MHA_MASK", "MHA_SCALE", "ROPE_PARTIAL", "SEQ2SEQ_LOOP", "SEQ2SEQ_LOSS", "SEQ2SEQ_SHIFT", "STRUCTURE",
            "TRANSFORMER_OUTPUT", "VARIANTS", "Variant"]
 
 #: every family whose variants are mistakes of an exercise (FORBIDDEN, the forbidden functions themselves, is not)
 FAMILIES = (FORBIDDEN_MASK, FFN_ACTIVATION, ATTENTION_SCALE, MHA_SCALE, ATTENTION_MASK, MHA_MASK, ROPE_PARTIAL,
-            TRANSFORMER_OUTPUT, GREEDY_LENGTH, STRUCTURE, LOOP, SEQ2SEQ_LOOP)
+            TRANSFORMER_OUTPUT, GREEDY_LENGTH, STRUCTURE, LOOP, SEQ2SEQ_LOOP, SEQ2SEQ_LOSS, SEQ2SEQ_SHIFT)
 
 #: every variant by id
 VARIANTS: dict[str, Variant] = {v.id: v for family in FAMILIES for v in family}
