@@ -4,7 +4,7 @@ The kit's loop is the reference's on the probe; the loops the contract allows (`
 as zeros, after the step or on the model; the loss or the shift written inline; the batches
 enumerated) get every point; each loop mutant of the catalog is named by the loop verdicts as
 itself; and a wrong ``sequence_loss`` is not charged again in the loop tests (the child task runs
-the loop with the kit's ``sequence_loss`` and ``teacher_forcing``).
+the loop with stand-ins for ``sequence_loss`` and ``teacher_forcing``, whatever name reaches them).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _impl(label: str, *replace: tuple[str, str]):
 def _report(impl, seed: int = SEED):
     initial, batches = seq2seq_loop.loop_probe(seed)
     out = tasks.run("run_train_transformer", impl.seq2seq_training, initial, batches, PROBE.epochs, PROBE.lr,
-                    PROBE.pad_id)
+                    PROBE.pad_id, seq2seq_loop.stand_in_tables(batches, PROBE.pad_id))
     return out, initial, batches
 
 
@@ -143,7 +143,56 @@ def test_a_wrong_sequence_loss_is_not_charged_again_in_the_loop_tests():
     assert impl.seq2seq_training.sequence_loss is wrong   # put back after the call
     logits = torch.randn(2, 3, 5)
     targets = torch.tensor([[1, 2, 3], [4, 3, 3]])
-    assert not torch.allclose(wrong(logits, targets, 3), loop_probes.sequence_loss(logits, targets, 3))
+    assert not torch.allclose(wrong(logits, targets, 3), implementations.reference().seq2seq_training.sequence_loss(
+        logits, targets, 3))
+
+
+_PAD_IN = ("targets.reshape(-1).long(), ignore_index=pad_id,", "targets.reshape(-1).long(),")
+_CALL = "loss = sequence_loss(model(src, decoder_input), labels, pad_id)"
+_DEF = "def train_transformer(model, batches, epochs: int = 1, lr: float = 1e-3, pad_id: int = 0,\n"
+
+
+@pytest.mark.parametrize("form", ["alias", "partial", "default", "dict"])
+def test_a_wrong_sequence_loss_reached_through_another_name_is_not_charged_again(form):
+    """The loop reaches the module's own (wrong) sequence_loss through an alias made at import, a
+    functools.partial, a default argument or a table: the stand-in answers all of them."""
+    patches = {
+        "alias": ((_DEF, "_loss = sequence_loss\n\n\n" + _DEF), (_CALL, _CALL.replace("sequence_loss(", "_loss("))),
+        "partial": ((_DEF, "import functools\n_loss = functools.partial(sequence_loss, label_smoothing=0.0)\n\n\n"
+                     + _DEF), (_CALL, _CALL.replace("sequence_loss(", "_loss("))),
+        "default": (("                      device=\"cpu\") -> list[float]:", "                      device=\"cpu\", "
+                     "loss_fn=sequence_loss) -> list[float]:"), (_CALL, _CALL.replace("sequence_loss(", "loss_fn("))),
+        "dict": ((_DEF, "_LOSSES = {\"ce\": sequence_loss}\n\n\n" + _DEF),
+                 (_CALL, _CALL.replace("sequence_loss(", "_LOSSES[\"ce\"]("))),
+    }[form]
+    impl = _impl(f"pad-in-{form}", _PAD_IN, *patches)
+    module = impl.seq2seq_training
+    code = module.sequence_loss.__code__
+    out, initial, batches = _report(impl)
+    assert _verdicts(out, initial, batches) == ((None, None), (None, None), None)
+    assert module.sequence_loss.__code__ is code and "_tkit_stand_in_sequence_loss" not in vars(module)
+
+
+def test_the_child_holds_no_implementation_of_the_exercise():
+    """The child's stand-ins look the parent's tables up: loop_probes defines neither function, and a
+    stand-in called on anything but a probe batch answers with the submission's own function."""
+    assert not hasattr(loop_probes, "sequence_loss") and not hasattr(loop_probes, "teacher_forcing")
+    initial, batches = seq2seq_loop.loop_probe(SEED)
+    tables = seq2seq_loop.stand_in_tables(batches, PROBE.pad_id)
+    own = {"sequence_loss": lambda *a, **k: "own loss", "teacher_forcing": lambda *a, **k: "own shift"}
+    pieces = loop_probes.stand_ins(tables, PROBE.pad_id, own)
+    tgt = batches[0][1]
+    logits = torch.randn(*tgt[:, 1:].shape, PROBE.vocab, dtype=torch.float64)
+    labels = tgt[:, 1:]
+    want = torch.nn.functional.cross_entropy(logits.reshape(-1, PROBE.vocab), labels.reshape(-1),
+                                             ignore_index=PROBE.pad_id)
+    assert torch.allclose(pieces["sequence_loss"](logits, labels, PROBE.pad_id), want)
+    assert torch.equal(pieces["teacher_forcing"](tgt)[1], labels)
+    other = labels.roll(1, dims=0) if not torch.equal(labels.roll(1, dims=0), labels) else labels + 1
+    assert pieces["sequence_loss"](logits, other, PROBE.pad_id) == "own loss"
+    assert pieces["sequence_loss"](logits, labels, 0) == "own loss"
+    assert pieces["sequence_loss"](logits, labels, PROBE.pad_id, 0.1) == "own loss"
+    assert pieces["teacher_forcing"](tgt + 1) == "own shift"
 
 
 def test_the_kit_pieces_are_put_back_when_the_loop_raises():

@@ -3,7 +3,7 @@ compared with the kit's own loop, as ``train_autoencoder`` is (:mod:`autograder.
 
 The student's loop runs in its child on the kit's small sequence-to-sequence probe
 (:class:`autograder.child.loop_probes.Seq2SeqProbe`) with the module's ``sequence_loss`` and
-``teacher_forcing`` replaced by the kit's for the call (:func:`autograder.child.loop_probes.kit_pieces`):
+``teacher_forcing`` replaced for the call by stand-ins (:func:`autograder.child.loop_probes.kit_pieces`):
 a mistake in either costs points in their own tests only, once; a loop that computes the loss or
 the shift itself is judged on what it computes. Three tests, one per thing the contract asks of the
 loop: the parameters after training are Adam's with teacher forcing, the loss without PAD,
@@ -93,12 +93,12 @@ def kit_loop(state: dict, batches: list, epochs: int, lr: float, pad_id: int, *,
     for _epoch in range(epochs):
         values = []
         for src, tgt in batches:
-            decoder_input, labels = loop_probes.teacher_forcing(tgt)
+            decoder_input, labels = tgt[:, :-1], tgt[:, 1:]   # teacher forcing
             logits = model(src, decoder_input)
             if pad_in:
                 value = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
             else:
-                value = loop_probes.sequence_loss(logits, labels, pad_id)
+                value = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=pad_id)
             if zero_grad:
                 opt.zero_grad()
             value.backward()
@@ -133,6 +133,22 @@ LOOP_MISTAKES = {
 RECORDS = ("seq2seq_summed_epoch_loss", "seq2seq_last_batch_loss")
 
 
+def stand_in_tables(batches: list, pad_id: int) -> list:
+    """What the child's stand-ins for ``sequence_loss`` and ``teacher_forcing`` look up
+    (:func:`autograder.child.loop_probes.stand_ins`), one dict per batch: ``tgt``, its teacher-forcing
+    pair ``decoder_input = tgt[:, :-1]`` and ``labels = tgt[:, 1:]``, and ``weights`` (float64
+    ``[B, T-1]``): 1 / (number of non-PAD labels) at each non-PAD label, 0 at PAD, so that the
+    weighted sum of the negative log-likelihoods is the contract's mean over non-PAD positions. The
+    rules stay here, in the parent; the child gets their results for these batches only."""
+    tables = []
+    for _src, tgt in batches:
+        labels = tgt[:, 1:].long()
+        keep = (labels != pad_id).double()
+        tables.append({"tgt": tgt.long(), "decoder_input": tgt[:, :-1].long(), "labels": labels,
+                       "weights": keep / keep.sum().clamp(min=1.0)})
+    return tables
+
+
 def run_loop(student, seed: int, probe: Seq2SeqLoopProbe = LOOP) -> tuple[dict, dict, list]:
     """The student's ``train_transformer`` on this run's probe (the child task
     ``run_train_transformer``): ``(its report {"losses", "state", "training", "moved"}, the initial
@@ -141,7 +157,7 @@ def run_loop(student, seed: int, probe: Seq2SeqLoopProbe = LOOP) -> tuple[dict, 
 
     initial, batches = loop_probe(seed, probe)
     out = student.task("run_train_transformer", student.seq2seq_training, initial, batches, probe.epochs,
-                       probe.lr, probe.pad_id, timeout=probe.timeout_s)
+                       probe.lr, probe.pad_id, stand_in_tables(batches, probe.pad_id), timeout=probe.timeout_s)
     out = out if isinstance(out, dict) else {}
     problem = loop_verdicts.losses_problem(out.get("losses"), probe.epochs, FUNCTION)
     if problem:

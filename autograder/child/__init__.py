@@ -4,8 +4,9 @@
   (:mod:`.process_setup`: its seeding, rlimits, memory cap and trusted imports);
 - :mod:`.wire`: the wire format (plain data and plain tensors, never pickles);
 - :mod:`.tasks`: kit-provided routines run on the student's objects (the training loops);
-  :mod:`.loop_probes`: the probe models those loops train, and the kit's ``sequence_loss`` and
-  ``teacher_forcing`` a student's ``train_transformer`` is run with;
+  :mod:`.loop_probes`: the probe models those loops train, and the stand-ins (table lookups, no
+  rule of the contract) a student's ``train_transformer`` calls in place of its own ``sequence_loss``
+  and ``teacher_forcing``;
 - :mod:`.proxies`, :mod:`.components`: the reference components a composite's child is served, as
   proxy modules whose calls go to the parent through one operator (``tkit::component``);
   :mod:`.component_calls`: their trusted side (the component server, a recorded graph's

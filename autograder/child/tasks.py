@@ -210,12 +210,13 @@ def run_train_autoencoder(module, model_state: dict, batches: list, epochs: int,
 
 @task
 def run_train_transformer(module, model_state: dict, batches: list, epochs: int, lr: float, pad_id: int,
-                          device: str = "cpu"):
+                          tables: list, device: str = "cpu"):
     """Call the student's ``module.train_transformer(model, batches, epochs=epochs, lr=lr, pad_id=pad_id,
     device=device)`` on the kit's probe model (:func:`.loop_probes.probe_seq2seq`) loaded with
     ``model_state``, put in evaluation mode first, and ``batches`` (a list of ``(src, tgt)`` pairs of
-    token ids), with the module's ``sequence_loss`` and ``teacher_forcing`` replaced by the kit's for
-    the call (:func:`.loop_probes.kit_pieces`: the loop is judged on the loop alone). Returns what
+    token ids), with the module's ``sequence_loss`` and ``teacher_forcing`` replaced for the call by
+    stand-ins that look the batches up in the parent's ``tables`` (:func:`.loop_probes.kit_pieces`:
+    the loop is judged on the loop alone). Returns what
     :func:`run_train_autoencoder` returns; the parent compares it with its own loop
     (:mod:`autograder.checks.seq2seq_loop`)."""
     import torch
@@ -226,7 +227,7 @@ def run_train_transformer(module, model_state: dict, batches: list, epochs: int,
     model.load_state_dict(model_state)
     model.eval()   # the loop must put it in training mode itself
     pairs = [(src, tgt) for src, tgt in batches]
-    with loop_probes.kit_pieces(module):
+    with loop_probes.kit_pieces(module, tables, pad_id):
         losses = module.train_transformer(model, pairs, epochs=epochs, lr=lr, pad_id=pad_id, device=device)
     return {"losses": losses, "state": _plain_state(model), "training": bool(model.training),
             "moved": str(torch.device(device)) in model.tkit_moved_to}
