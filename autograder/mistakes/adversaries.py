@@ -1,6 +1,7 @@
 """Degenerate implementations generated from templates over each exercise's signatures.
 
-An exercise's *signatures* (:data:`SIGNATURES`) are the functions and methods a student writes.
+An exercise's *signatures* (``SIGNATURES`` in its catalog module) are the functions and methods a
+student writes.
 A *template* (:data:`TEMPLATES`) is a rule that turns a right output into a degenerate one of the
 same shape and dtype: a constant, zeros, the identity (the input of that shape), position 0 copied
 to every position, the mean over positions, right only below a row, a fixed random table, one
@@ -19,25 +20,10 @@ the exercise's values tests. Instructor-only material, like the catalog (needs `
 
 from __future__ import annotations
 
+import importlib
+
 from autograder import exercises
 
-#: The functions and methods each exercise's student writes (what the templates wrap).
-SIGNATURES = {
-    "embedding": ("TokenEmbedding.forward",),
-    "positional_encoding": ("sinusoidal_table", "PositionalEncoding.forward"),
-    "masks": ("make_padding_mask", "make_causal_mask", "masked_softmax", "combine_masks"),
-    "attention": ("scaled_dot_product_attention",),
-    "multi_head_attention": ("split_heads", "merge_heads", "MultiHeadAttention.forward"),
-    "feed_forward": ("PositionwiseFeedForward.forward",),
-    "encoder": ("EncoderLayer.forward", "Encoder.forward"),
-    "decoder": ("DecoderLayer.forward", "Decoder.forward"),
-    "transformer": ("Transformer.encode", "Transformer.decode", "Transformer.forward"),
-    "rope": ("rope_angles", "apply_rope"),
-    "autoencoder": ("ConvAutoEncoder.encode", "ConvAutoEncoder.decode"),
-    # teacher_forcing's token ids and train_transformer's list of floats pass unchanged: the loop and
-    # the shift are degenerate in the registry's hand-written entries (mistakes.degenerate)
-    "seq2seq_training": ("sequence_loss", "teacher_forcing"),
-}
 
 #: template -> (what it does, the transform's body: ``out`` the right output, ``args`` the call's
 #: arguments; a floating or bool tensor of the same shape and dtype comes back).
@@ -106,12 +92,22 @@ def _tkit_wrap(fn, transform):
 #: positional-encoding table; elsewhere rows past 16 never occur, or are not positions (RoPE's
 #: rotations at given positions: the registry's ``rope_positions_below_64``).
 ONLY = {"rows_below_16": ("positional_encoding",), "rows_below_64": ("positional_encoding",)}
-#: template -> the exercises it does not apply to: the AutoEncoder's values are what a training of
-#: it reaches, and a codec whose encode and decode are scaled still learns (not degenerate).
-#: A loss is one number: the position templates have no positions to act on (``one_element`` would
-#: leave it right, ``first_position`` cannot slice it).
-EXCEPT = {"scaled": ("autoencoder",), "one_element": ("seq2seq_training",),
-          "first_position": ("seq2seq_training",), "mean_position": ("seq2seq_training",)}
+#: An exercise's catalog module names the templates that make no sense for it (``NO_TEMPLATES``).
+
+
+def signatures(exercise: str) -> tuple[str, ...]:
+    """The functions and methods ``exercise``'s student writes (what the templates wrap):
+    ``SIGNATURES`` of its catalog module."""
+    return _catalog_module(exercise).SIGNATURES
+
+
+def no_templates(exercise: str) -> tuple[str, ...]:
+    """The templates that make no sense for ``exercise`` (``NO_TEMPLATES`` of its catalog module)."""
+    return tuple(getattr(_catalog_module(exercise), "NO_TEMPLATES", ()))
+
+
+def _catalog_module(exercise: str):
+    return importlib.import_module(f"autograder.mistakes.catalog.{exercise}")
 
 
 def _transform(name: str) -> str:
@@ -125,7 +121,7 @@ def postscript(exercise: str, template: str) -> str:
     so the module's own callers see the degenerate one too)."""
     needed = ["first_position", template] if template == "mean_position" else [template]
     lines = [_PRELUDE] + [_transform(name) for name in dict.fromkeys(needed)]
-    for signature in SIGNATURES[exercise]:
+    for signature in signatures(exercise):
         lines.append(f"{signature} = _tkit_wrap({signature}, _tkit_{template})")
     return "\n".join(lines)
 
@@ -136,4 +132,4 @@ def generate(names=None) -> list[tuple[str, str, str, str]]:
     selected = [n for n in exercises.NAMES if names is None or n in set(names)]
     return [(f"gen_{template}_{exercise}", exercise, f"generated: {what}", postscript(exercise, template))
             for exercise in selected for template, (what, _body) in TEMPLATES.items()
-            if exercise in ONLY.get(template, (exercise,)) and exercise not in EXCEPT.get(template, ())]
+            if exercise in ONLY.get(template, (exercise,)) and template not in no_templates(exercise)]

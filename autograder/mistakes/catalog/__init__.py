@@ -1,7 +1,10 @@
 """The mistake catalog: known mistakes as mutants of the reference solutions.
 
 Each exercise has a module ``autograder/mistakes/catalog/<exercise>.py`` with a list
-``MUTANTS`` of :class:`Mutant`. A mutant is a small text patch on
+``MUTANTS`` of :class:`Mutant`, the functions and methods its student writes (``SIGNATURES``, what
+:mod:`autograder.mistakes.adversaries` wraps; ``NO_TEMPLATES``, the templates that make no sense
+there) and its hand-written degenerate implementations (``DEGENERATES``, :class:`Degenerate`): one
+file holds an exercise's known wrong code. A mutant is a small text patch on
 ``solutions/<module>.py``; :meth:`Mutant.impl` loads the patched reference set in
 the parent (see :mod:`autograder.mistakes.implementations`). Two uses:
 
@@ -124,6 +127,30 @@ def _solution_source(module: str) -> str:
     if folder is None:
         raise CatalogError("no solutions/ in this edition")
     return (folder / f"{module}.py").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Degenerate:
+    """One degenerate implementation of ``exercise``: ``solutions/<target>.py`` followed by
+    ``postscript`` (Python that rebinds names of that module; ``module`` defaults to ``exercise``)."""
+
+    id: str
+    exercise: str
+    what: str
+    postscript: str
+    module: str | None = None
+
+    @property
+    def target(self) -> str:
+        return self.module or self.exercise
+
+    def source(self) -> str:
+        """The reference module with the postscript appended."""
+        folder = paths.solutions_dir()
+        if folder is None:
+            raise FileNotFoundError("degenerate implementations need the reference solutions (solutions/)")
+        text = (folder / f"{self.target}.py").read_text(encoding="utf-8")
+        return f"{text.rstrip()}\n\n\n# --- tkit validate: degenerate implementation {self.id} ---\n{self.postscript.strip()}\n"
 
 
 def generated(family: str, variants, patch, *, module: str | None = None) -> list[Mutant]:

@@ -5,7 +5,7 @@ The fully-blocked-row mutants here are for a softmax written inline instead of
 """
 
 from autograder.mistakes import catalog, families
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _SCORES = "scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)"
 _WEIGHTS = "weights = masked_softmax(scores, mask, dim=-1)"
@@ -89,3 +89,28 @@ MUTANTS += [
                  (_WEIGHTS, "weights = masked_softmax(scores, mask, dim=-1) / math.sqrt(d_k)")),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("scaled_dot_product_attention",)
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("attention_uniform", "attention", "uniform weights over every key (scores and mask ignored)", """
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0):
+    weights = torch.full((*query.shape[:-1], key.shape[-2]), 1.0 / key.shape[-2], dtype=query.dtype)
+    return torch.matmul(weights, value), weights
+"""),
+    Degenerate("attention_returns_query", "attention", "the identity: the query comes back, weights one-hot", """
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0):
+    weights = torch.zeros(*query.shape[:-1], key.shape[-2], dtype=query.dtype)
+    weights[..., 0] = 1.0
+    return query.clone(), weights
+"""),
+    Degenerate("attention_uniform_visible", "attention", "uniform weights over the visible keys (scores never used)", """
+_reference_softmax = masked_softmax
+def masked_softmax(scores, mask, dim=-1):
+    return _reference_softmax(torch.zeros_like(scores), mask, dim)
+"""),
+)

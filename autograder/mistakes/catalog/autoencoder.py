@@ -7,7 +7,7 @@ named by ``test_train_autoencoder_follows_adam``, which compares the loop with t
 """
 
 from autograder.mistakes import catalog, families
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _SIGMOID = "return torch.sigmoid(self.deconv2(h))"
 _FORWARD = "return self.decode(self.encode(x))"
@@ -109,3 +109,53 @@ _LOOP_PATCHES = {
     "autoencoder_last_batch_loss": (("history.append(total / batches)", "history.append(loss.item())"),),
 }
 MUTANTS += catalog.generated("loop", families.LOOP, lambda v: _LOOP_PATCHES[v.id])
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("ConvAutoEncoder.encode", "ConvAutoEncoder.decode")
+NO_TEMPLATES = ("scaled",)   # a scaled codec still learns: not degenerate
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("autoencoder_learnable_mean_digit", "autoencoder", "a learnable image plus 0.03 times a code-driven wiggle", """
+_reference_init = ConvAutoEncoder.__init__
+def _init(self, latent_dim=32):
+    _reference_init(self, latent_dim)
+    self.tkit_image = nn.Parameter(torch.zeros(1, 1, 28, 28))
+def _decode(self, z):
+    wiggle = torch.tanh(self.fc_dec(z)[:, :784]).reshape(-1, 1, 28, 28)
+    return (torch.sigmoid(self.tkit_image) + 0.03 * wiggle).clamp(0, 1)
+ConvAutoEncoder.__init__ = _init
+ConvAutoEncoder.decode = _decode
+"""),
+    Degenerate("autoencoder_pool_upsample", "autoencoder", "average-pooled codes, bilinear up-sampling, nothing learned", """
+def _side(self):
+    return max(1, int(self.latent_dim ** 0.5))
+def _encode(self, x):
+    pooled = F.adaptive_avg_pool2d(x, _side(self)).flatten(1)
+    return F.pad(pooled, (0, self.latent_dim - pooled.shape[1])) + 0 * self.fc_enc.bias.sum()
+def _decode(self, z):
+    side = _side(self)
+    small = z[:, :side * side].reshape(-1, 1, side, side)
+    return F.interpolate(small, size=(28, 28), mode="bilinear", align_corners=False).clamp(0, 1) + 0 * self.fc_dec.bias.sum()
+ConvAutoEncoder.encode = _encode
+ConvAutoEncoder.decode = _decode
+"""),
+    # the exercise is the model and its training loop: a submission that does nothing useful has
+    # neither (a right loop alone earns its own share, 20 %: see test_autoencoder.py)
+    Degenerate("autoencoder_constant_decode", "autoencoder",
+               "decode returns a constant grey image and train_autoencoder trains nothing", """
+def _decode(self, z):
+    if z.dim() != 2 or z.shape[1] != self.latent_dim:
+        raise ValueError(f"z must have shape [B, latent_dim] with latent_dim={self.latent_dim}, got z.shape={tuple(z.shape)}")
+    return torch.full((z.shape[0], 1, 28, 28), 0.5, dtype=z.dtype, device=z.device) + 0.0 * z.sum()
+ConvAutoEncoder.decode = _decode
+
+
+def train_autoencoder(model, loader, epochs=1, lr=1e-3, device="cpu"):
+    model.to(device)
+    model.train()
+    return [0.1 / (epoch + 1) for epoch in range(epochs)]
+"""),
+)

@@ -1,6 +1,6 @@
 """Known mistakes in exercise 8 (decoder.py), as patches of ``solutions/decoder.py``."""
 
-from autograder.mistakes.catalog import Mutant, _layernorm
+from autograder.mistakes.catalog import Degenerate, Mutant, _layernorm
 
 _POST_SELF = "x = self.norm1(x + self.dropout1(attended))"
 _POST_CROSS = "x = self.norm2(x + self.dropout2(attended))"
@@ -220,3 +220,43 @@ MUTANTS += [
                                    "None else ~tgt_mask, need_weights=False"),),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("DecoderLayer.forward", "Decoder.forward")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("decoder_identity", "decoder", "layers that return their input", """
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    return x.clone()
+DecoderLayer.forward = _forward
+"""),
+    Degenerate("decoder_ignores_memory", "decoder", "no cross-attention: the source ignored", """
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    return _reference_forward(self, x, torch.zeros_like(memory), tgt_mask, tgt_key_padding_mask, None)
+_reference_forward = DecoderLayer.forward
+DecoderLayer.forward = _forward
+"""),
+    Degenerate("decoder_ignores_context", "decoder", "no attention: memory and earlier tokens ignored", """
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    if self.norm_first:
+        return x + self.dropout3(self.feed_forward(self.norm3(x)))
+    return self.norm3(x + self.dropout3(self.feed_forward(x)))
+DecoderLayer.forward = _forward
+"""),
+    Degenerate("decoder_cross_reads_itself", "decoder", "cross-attention reads the decoder's own states", """
+_reference_forward = DecoderLayer.forward
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    return _reference_forward(self, x, x, tgt_mask, tgt_key_padding_mask, tgt_key_padding_mask)
+DecoderLayer.forward = _forward
+"""),
+    Degenerate("decoder_cross_reads_mean_memory", "decoder", "cross-attention reads the mean of memory", """
+_reference_forward = DecoderLayer.forward
+def _forward(self, x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None):
+    mean = memory.mean(dim=1, keepdim=True).expand_as(memory)
+    return _reference_forward(self, x, mean, tgt_mask, tgt_key_padding_mask, None)
+DecoderLayer.forward = _forward
+"""),
+)

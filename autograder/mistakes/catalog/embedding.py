@@ -1,6 +1,6 @@
 """Known mistakes of exercise 1, ``embedding.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _LOOKUP = "return self.embedding(token_ids) * math.sqrt(self.d_model)"
 
@@ -35,3 +35,17 @@ MUTANTS = [
                   "self.embedding = nn.Embedding(vocab_size, d_model)"),),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("TokenEmbedding.forward",)
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("embedding_zeros", "embedding", "zeros of the right shape", """
+def _forward(self, token_ids):
+    return torch.zeros(*token_ids.shape, self.d_model)
+TokenEmbedding.forward = _forward
+"""),
+)

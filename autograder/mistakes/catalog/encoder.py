@@ -1,6 +1,6 @@
 """Known mistakes in exercise 7 (encoder.py), as patches of ``solutions/encoder.py``."""
 
-from autograder.mistakes.catalog import Mutant, _layernorm
+from autograder.mistakes.catalog import Degenerate, Mutant, _layernorm
 
 _POST_ATTN = "x = self.norm1(x + self.dropout1(attended))"
 _POST_FF = "x = self.norm2(x + self.dropout2(self.feed_forward(x)))"
@@ -188,3 +188,39 @@ MUTANTS += [
                   "~key_padding_mask, need_weights=False)[0]"),),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("EncoderLayer.forward", "Encoder.forward")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("encoder_identity", "encoder", "layers that return their input", """
+def _forward(self, x, key_padding_mask=None):
+    return x.clone()
+EncoderLayer.forward = _forward
+"""),
+    Degenerate("encoder_feed_forward_only", "encoder", "no self-attention: each position alone (the context ignored)", """
+def _forward(self, x, key_padding_mask=None):
+    if self.norm_first:
+        return x + self.dropout2(self.feed_forward(self.norm2(x)))
+    return self.norm2(x + self.dropout2(self.feed_forward(x)))
+EncoderLayer.forward = _forward
+"""),
+    Degenerate("encoder_two_layernorms", "encoder", "a layer that is only its two LayerNorms", """
+def _forward(self, x, key_padding_mask=None):
+    return self.norm2(self.norm1(x))
+EncoderLayer.forward = _forward
+"""),
+    Degenerate("encoder_self_only", "encoder", "each position attends to itself only", """
+def _forward(self, x, key_padding_mask=None):
+    own = lambda h: self.self_attn.out_proj(self.self_attn.v_proj(h))
+    if self.norm_first:
+        x = x + self.dropout1(own(self.norm1(x)))
+        return x + self.dropout2(self.feed_forward(self.norm2(x)))
+    x = self.norm1(x + self.dropout1(own(x)))
+    return self.norm2(x + self.dropout2(self.feed_forward(x)))
+EncoderLayer.forward = _forward
+"""),
+)

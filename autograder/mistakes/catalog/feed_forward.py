@@ -1,7 +1,7 @@
 """Known mistakes of exercise 6, ``feed_forward.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
 from autograder.mistakes import catalog, families
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _FORWARD = "return self.linear2(self.dropout(F.relu(self.linear1(x))))"
 
@@ -83,3 +83,23 @@ MUTANTS += [
                  ("self.linear2 = nn.Linear(d_ff, d_model)", "self.linear2 = nn.Linear(d_model, d_model)")),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("PositionwiseFeedForward.forward",)
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+_ZEROS_LIKE_X = "return torch.zeros_like(x)"
+DEGENERATES = (
+    Degenerate("feed_forward_identity", "feed_forward", "the identity", """
+def _forward(self, x):
+    return x.clone()
+PositionwiseFeedForward.forward = _forward
+"""),
+    Degenerate("feed_forward_zeros", "feed_forward", "zeros of the right shape", f"""
+def _forward(self, x):
+    {_ZEROS_LIKE_X}
+PositionwiseFeedForward.forward = _forward
+"""),
+)

@@ -4,7 +4,7 @@ The fill value of blocked scores (``-inf``, ``-1e9``, ``finfo.min``) is free; wh
 fully blocked row becomes (NaN, uniform weights) is a mistake of its own.
 """
 
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _FILL = "filled = scores.masked_fill(blocked, torch.finfo(scores.dtype).min)"
 _SOFTMAX = "return torch.softmax(filled, dim=dim).masked_fill(blocked, 0.0)"
@@ -164,3 +164,20 @@ MUTANTS += [
         replace=((_TRIU, "torch.triu(torch.ones(size, size, device=device), diagonal=1)"),),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("make_padding_mask", "make_causal_mask", "masked_softmax", "combine_masks")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("masks_block_nothing", "masks", "masks that block nothing, softmax without a mask", """
+def make_padding_mask(token_ids, pad_id=0):
+    return torch.zeros(token_ids.shape, dtype=torch.bool, device=token_ids.device)
+def make_causal_mask(size, device=None):
+    return torch.zeros(size, size, dtype=torch.bool, device=device)
+def masked_softmax(scores, mask, dim=-1):
+    return torch.softmax(scores, dim=dim)
+"""),
+)

@@ -1,7 +1,7 @@
 """Known mistakes of exercise 5, ``multi_head_attention.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
 from autograder.mistakes import catalog, families
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _SPLIT = "return x.reshape(batch, seq_len, num_heads, width // num_heads).transpose(1, 2)"
 _MERGE = "return x.transpose(1, 2).reshape(batch, seq_len, num_heads * head_dim)"
@@ -331,3 +331,31 @@ MUTANTS += [
                         "        mask = causal if mask is None else mask | causal\n" + _QKV),),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("split_heads", "merge_heads", "MultiHeadAttention.forward")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("mha_uniform", "multi_head_attention", "uniform weights over every key, per head", """
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0):
+    weights = torch.full((*query.shape[:-1], key.shape[-2]), 1.0 / key.shape[-2], dtype=query.dtype)
+    return torch.matmul(weights, value), weights
+"""),
+    Degenerate("mha_ignores_keys", "multi_head_attention", "each query attends to itself only (keys ignored)", """
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0):
+    s_q, s_k = query.shape[-2], key.shape[-2]
+    weights = torch.zeros(*query.shape[:-1], s_k, dtype=query.dtype)
+    idx = torch.arange(s_q) % s_k
+    weights[..., torch.arange(s_q), idx] = 1.0
+    return torch.matmul(weights, value), weights
+"""),
+    Degenerate("mha_mean_key_query", "multi_head_attention", "the mean key as every query", """
+_reference_forward = MultiHeadAttention.forward
+def _forward(self, query, key, value, *args, **kwargs):
+    return _reference_forward(self, key.mean(dim=1, keepdim=True).expand(query.shape), key, value, *args, **kwargs)
+MultiHeadAttention.forward = _forward
+"""),
+)

@@ -1,6 +1,6 @@
 """Known mistakes of exercise 2, ``positional_encoding.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _SIN = "table[:, 0::2] = torch.sin(angle)"
 _COS = "table[:, 1::2] = torch.cos(angle)"
@@ -115,3 +115,25 @@ MUTANTS += [
                   "position = torch.arange(1, max_len + 1, dtype=torch.float64).unsqueeze(1)"),),
     ),
 ]
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("sinusoidal_table", "PositionalEncoding.forward")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("pe_adds_nothing", "positional_encoding", "a table of zeros: forward returns x", """
+def sinusoidal_table(max_len, d_model):
+    if d_model < 2 or d_model % 2 != 0:
+        raise ValueError(f"d_model must be a positive even number, got d_model={d_model}")
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got max_len={max_len}")
+    return torch.zeros(max_len, d_model)
+"""),
+    Degenerate("pe_one_frequency", "positional_encoding", "every column pair at the first frequency", """
+_reference_table = sinusoidal_table
+def sinusoidal_table(max_len, d_model):
+    return _reference_table(max_len, d_model)[:, :2].repeat(1, d_model // 2)
+"""),
+)

@@ -1,7 +1,7 @@
 """Known mistakes of exercise 10 (bonus), ``rope.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
 from autograder.mistakes import catalog, families
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _ANGLES_FREQ = ("inv_freq = torch.pow(float(base), -torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)\n"
                 "    theta = torch.arange(max_len")
@@ -98,3 +98,51 @@ def _partial(variant) -> tuple:
 
 
 MUTANTS += catalog.generated("partial", families.ROPE_PARTIAL, _partial)
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("rope_angles", "apply_rope")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("rope_identity", "rope", "the identity: every angle 0, nothing rotated", """
+def rope_angles(head_dim, max_len, base=10000.0):
+    if head_dim < 2 or head_dim % 2:
+        raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
+    return torch.ones(max_len, head_dim // 2), torch.zeros(max_len, head_dim // 2)
+def apply_rope(x, positions=None, base=10000.0):
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
+    return x.clone()
+"""),
+    Degenerate("rope_apply_identity", "rope", "apply_rope returns x unrotated; rope_angles is right", """
+def apply_rope(x, positions=None, base=10000.0):
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
+    return x.clone()
+"""),
+    Degenerate("rope_one_frequency", "rope", "every pair turned at one frequency (angle = position)", """
+_reference_angles = rope_angles
+def rope_angles(head_dim, max_len, base=10000.0):
+    cos, sin = _reference_angles(head_dim, max_len, base)
+    return cos[:, :1].expand_as(cos).clone(), sin[:, :1].expand_as(sin).clone()
+def apply_rope(x, positions=None, base=10000.0):
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim must be even, got head_dim={x.shape[-1]}")
+    pos = (torch.arange(x.shape[-2]) if positions is None else positions).double()[:, None]
+    cos, sin = pos.cos().to(x.dtype), pos.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+"""),
+    Degenerate("rope_positions_below_64", "rope", "right for positions below 64, position 63 beyond", """
+_reference_angles, _reference_apply = rope_angles, apply_rope
+def rope_angles(head_dim, max_len, base=10000.0):
+    cos, sin = _reference_angles(head_dim, max_len, base)
+    rows = torch.arange(max_len).clamp(max=63)
+    return cos[rows], sin[rows]
+def apply_rope(x, positions=None, base=10000.0):
+    pos = torch.arange(x.shape[-2]) if positions is None else positions
+    return _reference_apply(x, pos.clamp(max=63), base)
+"""),
+)

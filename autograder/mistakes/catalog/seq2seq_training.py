@@ -1,6 +1,7 @@
 """Known mistakes of exercise 12, ``seq2seq_training.py`` (see :mod:`autograder.mistakes.catalog`)."""
 
 from autograder.mistakes import catalog, families
+from autograder.mistakes.catalog import Degenerate
 
 # -- sequence_loss and teacher_forcing -----------------------------------------------------------
 # Named by the suites' values tests (the loop tests run the kit's own sequence_loss and
@@ -53,3 +54,38 @@ _LOOP_PATCHES = {
     "seq2seq_loop_pad_id_ignored": ((_LOSS, _LOSS.replace("labels, pad_id)", "labels, 0)")),),
 }
 MUTANTS += catalog.generated("seq2seq_loop", families.SEQ2SEQ_LOOP, lambda v: _LOOP_PATCHES[v.id])
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+# teacher_forcing's token ids and train_transformer's list of floats pass unchanged: the loop and
+# the shift are degenerate in the hand-written entries below
+SIGNATURES = ("sequence_loss", "teacher_forcing")
+NO_TEMPLATES = ("one_element", "first_position", "mean_position")   # a loss is one number: no positions to act on
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+_NEVER_STEPS = """
+def train_transformer(model, batches, epochs=1, lr=1e-3, pad_id=0, device="cpu"):
+    model.to(device)
+    model.train()
+    return [2.0 for _ in range(epochs)]
+"""
+DEGENERATES = (
+    # a loop that never steps: moved and left in training mode as the contract asks, nothing learned
+    Degenerate("seq2seq_constant", "seq2seq_training",
+               "a constant loss, teacher_forcing returning (tgt, tgt) and a loop that never steps", f"""
+def sequence_loss(logits, targets, pad_id, label_smoothing=0.0):
+    return logits.sum() * 0.0 + 2.5
+def teacher_forcing(tgt):
+    return tgt, tgt
+{_NEVER_STEPS}"""),
+    Degenerate("seq2seq_ignores_targets", "seq2seq_training",
+               "a loss that ignores the targets (the mean log-sum-exp) and a loop that never steps", f"""
+def sequence_loss(logits, targets, pad_id, label_smoothing=0.0):
+    return torch.logsumexp(logits, dim=-1).mean()
+{_NEVER_STEPS}"""),
+    Degenerate("seq2seq_zero_loss_never_steps", "seq2seq_training", "a loss of zeros and a loop that never steps", f"""
+def sequence_loss(logits, targets, pad_id, label_smoothing=0.0):
+    return logits.sum() * 0.0
+{_NEVER_STEPS}"""),
+)

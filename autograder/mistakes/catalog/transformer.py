@@ -2,7 +2,7 @@
 ``solutions/transformer.py``. ``transformer_no_causal_mask`` is also used by the training tests."""
 
 from autograder.mistakes import catalog, families
-from autograder.mistakes.catalog import Mutant
+from autograder.mistakes.catalog import Degenerate, Mutant
 
 _STEP = "next_token = torch.where(finished, torch.full_like(next_token, self.pad_id), next_token)"
 _LOOP = "while ys.shape[1] < max_len and not bool(finished.all()):"
@@ -167,3 +167,26 @@ MUTANTS += catalog.generated("length", families.GREEDY_LENGTH, lambda v: (
     (_LOOP, "while ys.shape[1] <= max_len and not bool(finished.all()):"),))
 MUTANTS += catalog.generated("output", families.TRANSFORMER_OUTPUT, lambda v: (
     (_FORWARD, "return " + v.code.format(logits="self.generator(self.decode(tgt, self.encode(src), src))")),))
+
+
+# -- what the degenerate templates wrap (autograder.mistakes.adversaries) ------------------------------
+SIGNATURES = ("Transformer.encode", "Transformer.decode", "Transformer.forward")
+
+# -- degenerate implementations: code of the contract's shape that does nothing useful, graded by
+# tkit validate beside the generated ones (autograder.mistakes.degenerate) -------------------------
+DEGENERATES = (
+    Degenerate("transformer_ignores_source", "transformer", "a language model of the target: the memory is zeros", """
+def _encode(self, src):
+    return torch.zeros_like(self.src_embed(src))
+Transformer.encode = _encode
+"""),
+    Degenerate("transformer_current_token_only", "transformer",
+               "logits from the current target token alone (source and earlier tokens ignored)", """
+def _encode(self, src):
+    return self.src_embed(src)
+def _decode(self, tgt, memory, src):
+    return self.tgt_embed(tgt)
+Transformer.encode = _encode
+Transformer.decode = _decode
+"""),
+)
