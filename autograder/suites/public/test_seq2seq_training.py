@@ -116,7 +116,8 @@ def test_bad_arguments_raise_value_error(student, example):
     ko: 2차원 logits, 실수 targets, 길이가 다른 targets는 logits 또는 targets를 밝힌 ValueError를 냅니다
     """
     loss = student.seq2seq_training.sequence_loss
-    batch, length, vocab = example.sizes((2, 4, 5), 2, 9)
+    batch, length = example.sizes((2, 4), 2, 9)
+    vocab, = example.sizes((7,), 2, 12, exclude=(batch, length, length + 1))   # the length asked for is no other size
     logits = torch.zeros(batch, length, vocab)
     targets = torch.ones(batch, length, dtype=torch.long)
     expect_raises(lambda: loss(torch.zeros(batch, length), targets, 0),
