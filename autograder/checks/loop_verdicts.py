@@ -21,6 +21,20 @@ from autograder.i18n import _
 from autograder.mistakes.comparison import ATOL, RTOL   # the contract's one tolerance
 
 
+def drawn_start(seed: int, purpose: str, make_model: Callable) -> tuple[torch.Generator, dict]:
+    """A loop test's start for the run ``seed``: ``(generator, initial state_dict)``, the generator
+    keyed on ``purpose`` (:func:`autograder.checks.draws.draw_seed`) and the state that of
+    ``make_model()`` initialised from a seed drawn from it (torch's global generator left as it was);
+    the caller draws its batches from the generator next."""
+    from autograder.checks import draws
+
+    g = torch.Generator().manual_seed(draws.draw_seed(seed, purpose) & 0x7FFF_FFFF)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (), generator=g)))
+        state = {k: v.detach().clone() for k, v in make_model().state_dict().items()}
+    return g, state
+
+
 def losses_problem(losses, epochs: int, function: str) -> str | None:
     """Why ``losses`` (what ``function`` returned) is not one finite float per epoch, as the
     contract asks (None when it is)."""

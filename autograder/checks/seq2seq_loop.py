@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from autograder.checks import draws, loop_verdicts
+from autograder.checks import loop_verdicts
 from autograder.child import loop_probes
 from autograder.i18n import _
 
@@ -55,11 +55,8 @@ LOOP = Seq2SeqLoopProbe()
 
 def loop_probe(seed: int, probe: Seq2SeqLoopProbe = LOOP) -> tuple[dict, list]:
     """This run's probe: ``(initial state_dict, list of (src, tgt) LongTensor pairs)``."""
-    g = torch.Generator().manual_seed(draws.draw_seed(seed, "seq2seq_training:loop") & 0x7FFF_FFFF)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (), generator=g)))
-        model = loop_probes.probe_seq2seq(probe.vocab, probe.width)
-        state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    g, state = loop_verdicts.drawn_start(seed, "seq2seq_training:loop",
+                                         lambda: loop_probes.probe_seq2seq(probe.vocab, probe.width))
     tokens = torch.tensor([t for t in range(probe.vocab) if t not in (probe.pad_id, probe.bos_id)])
     batches = []
     for _batch in range(probe.batches):

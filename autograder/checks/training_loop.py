@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.checks import draws, loop_verdicts
+from autograder.checks import loop_verdicts
 from autograder.checks.loop_verdicts import changed as _changed, same_losses as _same_losses, same_state as _same_state
 from autograder.i18n import _
 
@@ -49,10 +49,7 @@ def loop_probe(seed: int, probe: LoopProbe = LOOP) -> tuple[dict, list]:
     """This run's probe: ``(initial state_dict, list of image batches)``."""
     from autograder.child import tasks
 
-    g = torch.Generator().manual_seed(draws.draw_seed(seed, "autoencoder:loop") & 0x7FFF_FFFF)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (), generator=g)))
-        state = {k: v.detach().clone() for k, v in tasks.probe_autoencoder().state_dict().items()}
+    g, state = loop_verdicts.drawn_start(seed, "autoencoder:loop", tasks.probe_autoencoder)
     batches = [torch.rand(probe.batch_size, 1, 28, 28, generator=g) for _ in range(probe.batches)]
     return state, batches
 

@@ -17,7 +17,6 @@ import types
 from contextlib import contextmanager
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 
