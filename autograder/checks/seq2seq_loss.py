@@ -3,8 +3,8 @@ and ``teacher_forcing``, and whether a returned loss still carries its graph.
 
 The mistakes are written from the contract's formula (cross-entropy over the non-PAD positions,
 label smoothing as ``F.cross_entropy`` defines it), never from the reference solution; their ids
-are the catalog's (:mod:`autograder.mistakes.catalog.seq2seq_training`), their hints
-:mod:`autograder.mistakes.diagnosis`'.
+are the catalog's (:mod:`autograder.mistakes.catalog.seq2seq_training`), their hints the families'
+(:data:`autograder.mistakes.families.SEQ2SEQ_LOSS`, :data:`~autograder.mistakes.families.SEQ2SEQ_SHIFT`).
 """
 
 from __future__ import annotations
