@@ -1,9 +1,10 @@
 """Public tests of exercise 12, ``seq2seq_training.py``: ``train_transformer``, the training loop.
 
 The loop runs on the kit's small sequence-to-sequence probe and fixed batches drawn per run, and is
-compared with the kit's own loop (:mod:`autograder.checks.seq2seq_loop`). For the call, the module's
-``sequence_loss`` and ``teacher_forcing`` are the kit's: a mistake in them costs points in their own
-tests (``test_seq2seq_training.py``), not here again.
+compared with the kit's own loop (:mod:`autograder.checks.seq2seq_loop`). For the call, the loop's
+calls of the module's ``sequence_loss`` and ``teacher_forcing`` are answered with the grader's values
+for these batches: a mistake in them costs points in their own tests (``test_seq2seq_training.py``),
+not here again.
 """
 
 import pytest
