@@ -35,6 +35,31 @@ def drawn_start(seed: int, purpose: str, make_model: Callable) -> tuple[torch.Ge
     return g, state
 
 
+def kit_epochs(model, opt, batches: list, epochs: int, batch_loss: Callable, *, zero_grad: bool = True,
+               step: bool = True, clip: Callable | None = None, loss_record: str = "mean") -> tuple[dict, list]:
+    """The kit's own training loop, shared by the loop checks: ``model`` in training mode, for each
+    epoch and batch ``value = batch_loss(model, batch)``, ``opt.zero_grad()`` (unless not
+    ``zero_grad``), ``backward``, ``clip(model.parameters())`` where given, ``opt.step()`` (unless not
+    ``step``); each epoch's mean batch loss (``loss_record`` ``"sum"`` or ``"last"``: the epoch's
+    summed or last one). Returns ``(state_dict after, losses)``."""
+    model.train()
+    history = []
+    for _epoch in range(epochs):
+        values = []
+        for batch in batches:
+            value = batch_loss(model, batch)
+            if zero_grad:
+                opt.zero_grad()
+            value.backward()
+            if clip is not None:
+                clip(model.parameters())
+            if step:
+                opt.step()
+            values.append(float(value.detach()))
+        history.append({"mean": sum(values) / len(values), "sum": sum(values), "last": values[-1]}[loss_record])
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}, history
+
+
 def losses_problem(losses, epochs: int, function: str) -> str | None:
     """Why ``losses`` (what ``function`` returned) is not one finite float per epoch, as the
     contract asks (None when it is)."""

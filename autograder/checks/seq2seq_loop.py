@@ -84,31 +84,18 @@ def kit_loop(state: dict, batches: list, epochs: int, lr: float, pad_id: int, *,
     without ``ignore_index`` (``pad_in``). Returns ``(state_dict after, losses)``."""
     model = loop_probes.probe_seq2seq(probe.vocab, probe.width)
     model.load_state_dict(state)
-    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    history = []
-    for _epoch in range(epochs):
-        values = []
-        for src, tgt in batches:
-            decoder_input, labels = tgt[:, :-1], tgt[:, 1:]   # teacher forcing
-            logits = model(src, decoder_input)
-            if pad_in:
-                value = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
-            else:
-                value = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=pad_id)
-            if zero_grad:
-                opt.zero_grad()
-            value.backward()
-            if clip == "norm":
-                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-            elif clip == "value":
-                torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
-            if step:
-                opt.step()
-            values.append(float(value.detach()))
-        history.append({"mean": sum(values) / len(values), "sum": sum(values), "last": values[-1]}[loss_record])
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}, history
+    ignored = -100 if pad_in else pad_id   # F.cross_entropy's default: no label is -100, so nothing is left out
 
+    def batch_loss(m, batch):
+        src, tgt = batch
+        logits = m(src, tgt[:, :-1])   # teacher forcing: the labels are tgt[:, 1:]
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1), ignore_index=ignored)
+
+    clipper = {"norm": lambda params: torch.nn.utils.clip_grad_norm_(params, max_norm),
+               "value": lambda params: torch.nn.utils.clip_grad_value_(params, max_norm), None: None}[clip]
+    return loop_verdicts.kit_epochs(model, opt, batches, epochs, batch_loss, zero_grad=zero_grad, step=step,
+                                    clip=clipper, loss_record=loss_record)
 
 # The loops real code writes instead, by id (autograder.mistakes.families.SEQ2SEQ_LOOP): the kit_loop
 # switches of each setting tried, in order. Not among them: another max_norm. The probe's gradient
